@@ -1,0 +1,57 @@
+"""Logits to probabilities: the stable softmax, with temperature (plain Python).
+
+A model scores every token with a logit z; the next-token distribution is
+
+    softmax(z / T)_j = exp(z_j / T) / sum_k exp(z_k / T)
+
+Subtracting max(z) first changes nothing mathematically (it cancels in the
+ratio) but keeps exp() from overflowing: exp(1000) is inf in float64.
+
+    >>> [round(v, 4) for v in softmax([2.0, 1.0, 0.0])]
+    [0.6652, 0.2447, 0.09]
+    >>> [round(v, 4) for v in softmax([1000.0, 999.0])]  # the naive formula gives nan
+    [0.7311, 0.2689]
+"""
+
+import math
+import numbers
+
+
+def softmax(logits, temperature=1.0):
+    """Probabilities from logits; temperature > 0 sharpens (< 1) or flattens (> 1) them.
+
+    temperature 0 is the greedy limit: all mass on the argmax (ties: lowest index).
+    """
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature >= 0:
+        raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+    z = [float(v) for v in logits]
+    if not z:
+        raise ValueError("logits is empty")
+    for j, v in enumerate(z):
+        if math.isnan(v) or v == math.inf:
+            raise ValueError(f"logits[{j}] is {v}: logits must be finite or -inf")
+    top = max(z)
+    if top == -math.inf:
+        raise ValueError("every logit is -inf: no token can be chosen")
+    if temperature == 0:
+        best = z.index(top)
+        return [1.0 if j == best else 0.0 for j in range(len(z))]
+    weights = [math.exp((v - top) / temperature) for v in z]
+    total = math.fsum(weights)
+    return [w / total for w in weights]
+
+
+def naive_softmax(logits):
+    """softmax without the max shift, kept to show why the shift matters.
+
+    >>> naive_softmax([1000.0, 999.0])
+    [nan, nan]
+    """
+    weights = []
+    for v in logits:
+        try:
+            weights.append(math.exp(v))
+        except OverflowError:  # Python floats raise where NumPy returns inf
+            weights.append(math.inf)
+    total = sum(weights)
+    return [w / total for w in weights]

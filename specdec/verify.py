@@ -1,0 +1,67 @@
+"""The graded rule: verify K drafted tokens against the target (plain Python).
+
+This is `verify_speculative_tokens` from the seed problem, exactly as posed.
+Notation (Leviathan et al. 2023), used everywhere in the kit: target p, draft q,
+K drafted tokens (gamma in the papers), uniform samples u.
+
+For each step i with drafted token x = draft_tokens[i]:
+    accept x       if u_i <= min(1, p_i(x) / q_i(x))
+    otherwise      bonus_token = argmax normalize(max(0, p_i - q_i)); stop.
+If all K are accepted and target_probs has a row K: bonus_token = argmax p_K.
+
+    >>> verify_speculative_tokens([2, 1], [[0.1, 0.2, 0.7], [0.2, 0.6, 0.2]],
+    ...     [[0.05, 0.15, 0.8], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2]], [0.5, 0.4])
+    {'accepted_tokens': [2, 1], 'bonus_token': 0, 'acceptance_count': 2}
+
+Subtle: taking the argmax instead of *sampling* makes this graded variant
+deterministic, and it is therefore NOT lossless. `sampling.speculative_sample`
+is the real algorithm, whose output is distributed exactly as p.
+
+Conventions for what the seed leaves open (each one is tested):
+- Lengths: len(draft_probs) == len(random_samples) == K and len(target_probs) >= K,
+  else ValueError (the seed demands it).
+- K = 0: nothing to verify; bonus_token = argmax target_probs[0] if that row exists, else None.
+- Rows past K + 1 in target_probs are validated but never used.
+- A drafted token with q(x) = 0 raises ValueError: a draft model cannot propose it
+  (and p(x)/q(x) would divide by zero).
+- p(x) = 0 gives ratio 0: rejected unless u == 0 (u <= 0 holds; u is in [0, 1]).
+- A residual with no mass falls back to p (see `residual.py`).
+- Argmax ties: the higher probability wins, then the lower token index.
+- Rows must be distributions over one vocabulary: finite, non-negative, summing
+  to 1 within 1e-4 (float32 rounding passes, logits do not). Token ids are
+  integers (NumPy integers too, bool not) in [0, V). Samples are in [0, 1].
+- Inputs are never mutated; outputs are plain Python ints, also for NumPy inputs.
+"""
+
+from ._checks import check_draft, check_samples
+from .residual import argmax, residual_distribution
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    """Verify draft tokens via speculative decoding rejection sampling.
+
+    Args:
+        draft_tokens: Sequence of K tokens proposed by draft model.
+        draft_probs: Draft model probabilities for each proposed step (q, K rows).
+        target_probs: Target model probabilities for each step (p, length >= K).
+        random_samples: Uniform random samples in [0, 1) for acceptance test.
+    Returns:
+        dict with 'accepted_tokens', 'bonus_token', and 'acceptance_count'.
+
+    >>> verify_speculative_tokens([0], [[0.8, 0.2]], [[0.2, 0.8]], [0.5])  # 0.5 > 0.2/0.8
+    {'accepted_tokens': [], 'bonus_token': 1, 'acceptance_count': 0}
+    """
+    tokens, q, p = check_draft(draft_tokens, draft_probs, target_probs)
+    u = check_samples(random_samples, len(tokens))
+
+    accepted = []
+    for i, x in enumerate(tokens):
+        if u[i] <= min(1.0, p[i][x] / q[i][x]):
+            accepted.append(x)
+        else:  # first rejection: correct from the residual and stop
+            bonus = argmax(residual_distribution(p[i], q[i]))
+            return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+
+    k = len(tokens)
+    bonus = argmax(p[k]) if len(p) > k else None  # all K accepted: the target's next token, if scored
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
