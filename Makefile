@@ -7,8 +7,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: lab test setup bench clean
 
+# JupyterLab refuses to run as root unless told; containers often are root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/01_logits_to_probabilities.ipynb
+	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/01_logits_to_probabilities.ipynb
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
