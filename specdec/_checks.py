@@ -16,6 +16,7 @@ Wrong types raise TypeError; wrong values (lengths, ranges, sums) ValueError.
 import math
 import numbers
 import operator
+from collections.abc import Mapping, Set
 
 # A row must sum to 1 within this much. float32 softmax over a 32k-token
 # vocabulary is off by ~1e-6; logits or unnormalised weights are off by far more.
@@ -24,7 +25,9 @@ SUM_TOLERANCE = 1e-4
 
 def check_sequence(value, name):
     """Return `value` as a list, or raise TypeError naming it."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or not hasattr(value, "__iter__"):
+    # Sets and dicts have a length but no order; a 0-d array has a length attribute that raises.
+    if (isinstance(value, (str, bytes, Set, Mapping)) or not hasattr(value, "__len__")
+            or not hasattr(value, "__iter__") or getattr(value, "ndim", 1) == 0):
         raise TypeError(f"{name} must be a sequence (list, tuple or array), got {type(value).__name__}")
     return list(value)
 

@@ -22,8 +22,8 @@ def softmax(logits, temperature=1.0):
 
     temperature 0 is the greedy limit: all mass on the argmax (ties: lowest index).
     """
-    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature >= 0:
-        raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not 0 <= temperature < math.inf:
+        raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
     z = [float(v) for v in logits]
     if not z:
         raise ValueError("logits is empty")

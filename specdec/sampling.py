@@ -16,6 +16,7 @@ proves it by enumeration). Validation and the returned keys are those of
     {'accepted_tokens': [0], 'bonus_token': 1, 'acceptance_count': 1}
 """
 
+import numbers
 import random
 
 from ._checks import check_draft
@@ -26,8 +27,10 @@ def make_rng(rng):
     """A `random.Random` from a Random (used as is), an int seed, or None (fresh entropy)."""
     if isinstance(rng, random.Random):
         return rng
-    if rng is None or (isinstance(rng, int) and not isinstance(rng, bool)):
-        return random.Random(rng)
+    if rng is None:
+        return random.Random()
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):  # NumPy integer seeds too
+        return random.Random(int(rng))
     raise TypeError(f"rng must be a random.Random, an int seed or None, got {type(rng).__name__}")
 
 
