@@ -14,6 +14,8 @@ rejected), fall back to p itself. This is the fix for the 0/0 NaN that
 jaymody/speculative-sampling#5 shipped; vLLM v1 returned token 0 instead.
 """
 
+import math
+
 
 def residual_distribution(p, q):
     """Return normalize(max(0, p - q)) as a list, or a copy of p when that has no mass.
@@ -27,7 +29,7 @@ def residual_distribution(p, q):
     if len(p) != len(q):
         raise ValueError(f"p has {len(p)} entries but q has {len(q)}")
     excess = [max(0.0, float(pi) - float(qi)) for pi, qi in zip(p, q)]
-    mass = sum(excess)
+    mass = math.fsum(excess)  # exactly rounded: the same on every Python (3.12 changed sum())
     if mass <= 0.0:
         return [float(pi) for pi in p]
     return [e / mass for e in excess]

@@ -115,6 +115,9 @@ def optimal_draft_length(alpha, c, max_gamma=64):
     8
     """
     max_gamma = _check_gamma(max_gamma, "max_gamma")
+    alpha = _check_alpha(alpha)
+    if c == 0 and alpha > 0:
+        return max_gamma  # free drafts: the speedup grows with gamma forever (floats would go flat first)
     speedups = [walltime_speedup(alpha, g, c) for g in range(max_gamma + 1)]
     return max(range(max_gamma + 1), key=lambda g: (speedups[g], -g))
 

@@ -1,0 +1,133 @@
+"""Generate the student stubs and exercise notebooks from the solutions (one source of truth).
+
+    python -m specdec.grading.stubs            # write exercises/exNN_*/exNN_*.py and .ipynb
+    python -m specdec.grading.stubs --check    # exit 1 if the committed ones are out of date
+    python -m specdec.grading.stubs --execute  # also re-run notebooks that did not change
+
+In each exercises/exNN_name/solution.py, a block between `### BEGIN SOLUTION`
+and `### END SOLUTION` lines is what the learner writes. Inside a function it
+becomes `raise NotImplementedError("write <function>")` at the block's
+indentation; at module level (helpers, imports only the solution needs) it is
+dropped. Everything else is kept verbatim:
+
+    >>> print(make_stub("def f(x):\\n    '''Doc.'''\\n    ### BEGIN SOLUTION\\n    return x\\n    ### END SOLUTION\\n"))
+    def f(x):
+        '''Doc.'''
+        raise NotImplementedError("write f")
+    <BLANKLINE>
+
+The notebook: the statement (the exercise's README.md), the stub's code,
+and a check cell. A notebook that changes is executed (nbconvert's
+ExecutePreprocessor) so it is committed with its outputs, as nbval wants;
+the stub's check cell shows the deterministic 0-score table. `--check`
+compares the .py exactly and the notebook's cell sources (not outputs).
+"""
+
+import argparse
+import glob
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+
+
+def make_stub(source):
+    """The student's version of a solution's source (see the module docstring)."""
+    out, inside, function = [], False, None
+    for number, line in enumerate(source.splitlines(), start=1):
+        stripped = line.strip()
+        match = re.match(r"\s*(?:async\s+)?def\s+(\w+)", line)
+        if match and not inside:
+            function = match.group(1)
+        if stripped == BEGIN:
+            if inside:
+                raise ValueError(f"line {number}: {BEGIN} inside another block")
+            inside = True
+            indent = line[:len(line) - len(line.lstrip())]
+            if indent:
+                out.append(f'{indent}raise NotImplementedError("write {function}")')
+        elif stripped == END:
+            if not inside:
+                raise ValueError(f"line {number}: {END} without {BEGIN}")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"{BEGIN} is never closed")
+    text = re.sub(r"\n{4,}", "\n\n\n", "\n".join(out).strip("\n") + "\n")  # dropped blocks leave gaps
+    return text
+
+
+def _functions(stub):
+    return re.findall(r"^def\s+(\w+)", stub, flags=re.M)
+
+
+def make_notebook(folder, stub):
+    """The exercise notebook for `folder` (exNN_name) given its stub source."""
+    import nbformat
+    name = os.path.basename(folder)
+    readme = os.path.join(folder, "README.md")
+    statement = open(readme, encoding="utf-8").read() if os.path.exists(readme) else f"# {name}"
+    functions = ", ".join(_functions(stub))
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(statement.rstrip("\n")),
+        nbformat.v4.new_markdown_cell("## Your code\n\nReplace each `raise NotImplementedError(...)` below, "
+                                      "run the cell, then run the check cell. Until then the check shows "
+                                      "every case failing."),
+        nbformat.v4.new_code_cell(stub.rstrip("\n")),
+        nbformat.v4.new_code_cell(f'from specdec.grading import check\ncheck({functions}, exercise="{name[:4]}")'),
+    ]
+    return nb
+
+
+def _sources(nb):
+    return [(c.cell_type, c.source) for c in nb.cells]
+
+
+def generate(root=ROOT, check_only=False, execute=False):
+    """Write (or, with check_only, compare) every stub and notebook; return the stale paths."""
+    import nbformat
+    stale = []
+    for solution in sorted(glob.glob(os.path.join(root, "exercises", "ex[0-9][0-9]_*", "solution.py"))):
+        folder = os.path.dirname(solution)
+        base = os.path.join(folder, os.path.basename(folder))
+        stub = make_stub(open(solution, encoding="utf-8").read())
+        nb = make_notebook(folder, stub)
+        old_stub = open(base + ".py", encoding="utf-8").read() if os.path.exists(base + ".py") else None
+        old_nb = nbformat.read(base + ".ipynb", as_version=4) if os.path.exists(base + ".ipynb") else None
+        if old_stub != stub:
+            stale.append(base + ".py")
+        if old_nb is None or _sources(old_nb) != _sources(nb):
+            stale.append(base + ".ipynb")
+        if check_only:
+            continue
+        with open(base + ".py", "w", encoding="utf-8") as f:
+            f.write(stub)
+        if execute or old_nb is None or _sources(old_nb) != _sources(nb):
+            from nbconvert.preprocessors import ExecutePreprocessor
+            ExecutePreprocessor(timeout=120, kernel_name="python3").preprocess(nb, {"metadata": {"path": folder}})
+            nbformat.write(nb, base + ".ipynb")
+    return stale
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m specdec.grading.stubs", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a stub or notebook is out of date")
+    parser.add_argument("--execute", action="store_true", help="re-run every notebook, changed or not")
+    parser.add_argument("--root", default=ROOT, help="the repository (default: this checkout)")
+    args = parser.parse_args(argv)
+    stale = generate(args.root, check_only=args.check, execute=args.execute)
+    for path in stale:
+        print(("out of date: " if args.check else "wrote: ") + os.path.relpath(path, args.root))
+    if args.check and stale:
+        print("run `python -m specdec.grading.stubs` to regenerate", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
