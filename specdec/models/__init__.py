@@ -1,0 +1,44 @@
+"""Two real character-level language models for end-to-end speculative decoding.
+
+    draft q   an order-5 character n-gram, Witten-Bell interpolated (`ngram.py`): a dict lookup per token
+    target p  a Bengio-style MLP over 16 characters, 2048 tanh units (`mlp.py`), trained with
+              hand-written backprop and Adam (`train.py`)
+
+Both read the same 96-id character vocabulary (`data.py`) and were trained on
+the prose of Python's own documentation, which every Python ships. The
+weights are committed next to this file; `python -m specdec.models.train`
+rebuilds them.
+
+    >>> draft, target = load_pretrained()
+    >>> ids = target.encode("The ")
+    >>> target.decode(ids), target.probs_for_positions(ids, len(ids)).shape
+    ('The ', (1, 96))
+"""
+
+import os
+
+import numpy as np
+
+from .data import CharVocab
+from .mlp import PARAM_NAMES, MLPModel
+from .ngram import NGramModel
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+__all__ = ["CharVocab", "MLPModel", "NGramModel", "load_pretrained"]
+
+
+def _vocab(npz):
+    return CharVocab("".join(chr(c) for c in npz["charset"]))
+
+
+def load_pretrained(directory=HERE):
+    """(draft, target) from draft_ngram.npz and target_mlp.npz in `directory`."""
+    with np.load(os.path.join(directory, "draft_ngram.npz")) as f:
+        draft = NGramModel(f["keys"], f["counts"], len(f["charset"]) + 1, int(f["order"]), pad=int(f["pad"]),
+                           vocab=_vocab(f))
+    with np.load(os.path.join(directory, "target_mlp.npz")) as f:
+        target = MLPModel({k: f[k] for k in PARAM_NAMES}, int(f["context"]), pad=int(f["pad"]), vocab=_vocab(f))
+    if draft.vocab.charset != target.vocab.charset:
+        raise ValueError("the draft and the target were trained with different vocabularies")
+    return draft, target

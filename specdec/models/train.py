@@ -1,0 +1,140 @@
+"""Train both models and write the weights the package ships: `python -m specdec.models.train`.
+
+Reproducible (fixed seed): the corpus is the stdlib's documentation topics,
+the vocabulary its 95 most frequent characters plus <unk>, the last 5% is
+held out. The draft q is counted (seconds); the target p is trained with
+AdamW (weight decay 0.1) on mini-batches of (16-character window, next
+character) pairs by the hand-written backprop of `mlp.loss_and_grads`:
+6000 steps, 2-6 minutes on 2 cores depending on what else runs.
+
+    >>> adam = Adam({"w": np.zeros(2, np.float32)}, lr=0.1)
+    >>> adam.step({"w": np.array([1.0, -2.0], np.float32)}); adam.params["w"].tolist()  # first step: -lr * sign
+    [-0.10000000149011612, 0.10000000149011612]
+"""
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from . import mlp
+from .data import CharVocab, build_charset, load_text, pydoc_text
+from .ngram import NGramModel
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIG = {"context": 16, "embed": 24, "hidden": 2048, "order": 5, "vocab_size": 96,
+          "steps": 6000, "batch": 256, "lr": 2e-3, "lr_final": 1e-4, "weight_decay": 0.1, "seed": 0}
+
+
+class Adam:
+    """Adam (Kingma & Ba 2015) with bias correction, updating `params` in place.
+
+    weight_decay > 0 shrinks the weight matrices (not biases) by lr * weight_decay per step,
+    decoupled from the gradient (AdamW, Loshchilov & Hutter 2019).
+    """
+
+    def __init__(self, params, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0):
+        self.params, self.lr, self.b1, self.b2, self.eps, self.t = params, lr, beta1, beta2, eps, 0
+        self.weight_decay = weight_decay
+        self.m = {k: np.zeros_like(v) for k, v in params.items()}
+        self.v = {k: np.zeros_like(v) for k, v in params.items()}
+
+    def step(self, grads):
+        self.t += 1
+        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
+        for k, g in grads.items():
+            self.m[k] = self.b1 * self.m[k] + (1 - self.b1) * g
+            self.v[k] = self.b2 * self.v[k] + (1 - self.b2) * g * g
+            update = self.lr * (self.m[k] / c1) / (np.sqrt(self.v[k] / c2) + self.eps)
+            if self.weight_decay and self.params[k].ndim > 1:
+                update = update + self.lr * self.weight_decay * self.params[k]
+            self.params[k] -= update.astype(self.params[k].dtype)
+
+
+def windows_and_targets(ids, context, pad):
+    """All (window, next id) training pairs of `ids`: [N, context] windows and [N] targets."""
+    padded = np.concatenate([np.full(context, pad, np.int64), np.asarray(ids, np.int64)])
+    return np.lib.stride_tricks.sliding_window_view(padded[:-1], context), padded[context:]
+
+
+def mean_loss(params, X, y, batch=4096):
+    """Mean cross-entropy over all pairs, in chunks."""
+    total = 0.0
+    for i in range(0, len(y), batch):
+        total += mlp.loss_and_grads(params, X[i:i + batch], y[i:i + batch])[0] * len(y[i:i + batch])
+    return total / len(y)
+
+
+def train_mlp(ids, vocab_size, context, embed, hidden, steps, batch, lr, lr_final=None, seed=0,
+              pad=0, progress=False, weight_decay=0.0):
+    """Train the MLP with Adam (cosine decay lr -> lr_final); return (params, list of batch losses)."""
+    rng = np.random.default_rng(seed)
+    params = mlp.init_params(vocab_size, context, embed, hidden, seed)
+    X, y = windows_and_targets(ids, context, pad)
+    adam = Adam(params, lr, weight_decay=weight_decay)
+    lr_final = lr if lr_final is None else lr_final
+    losses = []
+    bar = range(steps)
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(bar, desc="target MLP", unit="step")
+    for step in bar:
+        adam.lr = lr_final + 0.5 * (lr - lr_final) * (1 + np.cos(np.pi * step / max(steps, 1)))
+        idx = rng.integers(0, len(y), batch)
+        loss, grads = mlp.loss_and_grads(params, X[idx], y[idx])
+        adam.step(grads)
+        losses.append(float(loss))
+        if progress and step % 50 == 0:
+            bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}", lr=f"{adam.lr:.1e}")
+    return params, losses
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--text", help="a UTF-8 file to train on (default: the stdlib's doc topics)")
+    parser.add_argument("--steps", type=int, default=CONFIG["steps"])
+    parser.add_argument("--hidden", type=int, default=CONFIG["hidden"])
+    parser.add_argument("--weight-decay", type=float, default=CONFIG["weight_decay"])
+    parser.add_argument("--out", default=HERE, help="folder for draft_ngram.npz and target_mlp.npz")
+    args = parser.parse_args(argv)
+    cfg = dict(CONFIG, steps=args.steps, hidden=args.hidden, weight_decay=args.weight_decay)
+
+    text = load_text(args.text) if args.text else pydoc_text()
+    vocab = CharVocab(build_charset(text, cfg["vocab_size"]))
+    ids = vocab.encode(text)
+    pad = vocab.stoi["\n"]
+    split = int(len(ids) * 0.95)
+    train_ids, val_ids = ids[:split], ids[split:]
+    charset = np.array([ord(ch) for ch in vocab.charset], np.int32)
+    print(f"corpus: {len(ids)} characters, vocabulary {len(vocab)}, train {len(train_ids)}, held out {len(val_ids)}")
+
+    t0 = time.time()
+    draft = NGramModel.fit(train_ids, len(vocab), cfg["order"], pad=pad)
+    np.savez_compressed(os.path.join(args.out, "draft_ngram.npz"), keys=draft.keys, counts=draft.counts.astype(np.int32),
+                        order=cfg["order"], pad=pad, charset=charset)
+    Xv, yv = windows_and_targets(val_ids, cfg["context"], pad)
+    q_val = -np.mean(np.log(draft.next_token_probs([val_ids[max(0, i - 8):i] for i in range(len(val_ids))])
+                            [np.arange(len(val_ids)), val_ids]))
+    print(f"draft: order-{cfg['order']} n-gram, {len(draft.keys)} distinct n-grams, held-out loss {q_val:.4f} nats/char "
+          f"({time.time() - t0:.1f} s)")
+
+    t0 = time.time()
+    params, losses = train_mlp(train_ids, len(vocab), cfg["context"], cfg["embed"], cfg["hidden"], cfg["steps"],
+                               cfg["batch"], cfg["lr"], cfg["lr_final"], cfg["seed"], pad=pad, progress=True,
+                               weight_decay=cfg["weight_decay"])
+    minutes = (time.time() - t0) / 60
+    # Stored as float16 (half the bytes); the shipped model is exactly these rounded weights.
+    stored = {k: v.astype(np.float16) for k, v in params.items()}
+    rounded = {k: v.astype(np.float32) for k, v in stored.items()}
+    Xt, yt = windows_and_targets(train_ids, cfg["context"], pad)
+    sub = np.random.default_rng(1).integers(0, len(yt), 50_000)
+    print(f"target: {minutes:.1f} min, final batch loss {np.mean(losses[-100:]):.4f}; float16 weights: "
+          f"train loss {mean_loss(rounded, Xt[sub], yt[sub]):.4f}, held-out loss {mean_loss(rounded, Xv, yv):.4f} nats/char")
+    np.savez_compressed(os.path.join(args.out, "target_mlp.npz"), **stored, context=cfg["context"], pad=pad,
+                        charset=charset)
+    print(f"wrote {args.out}/draft_ngram.npz and target_mlp.npz")
+
+
+if __name__ == "__main__":
+    main()

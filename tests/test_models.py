@@ -1,0 +1,211 @@
+"""The two shipped models: vocabulary, n-gram arithmetic, MLP gradients, training, pretrained weights.
+
+Independent references: hand-worked counts, a second (plain-Python, recursive)
+implementation of the n-gram formula, central finite differences for the
+backprop, the plain-Python `specdec.logits.softmax` for tempered rows, and the
+training forward pass for the folded inference path.
+"""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from specdec.logits import softmax
+from specdec.models import load_pretrained
+from specdec.models import mlp
+from specdec.models.data import UNK, CharVocab, build_charset, pydoc_text
+from specdec.models.ngram import NGramModel
+from specdec.models.train import Adam, mean_loss, train_mlp, windows_and_targets
+
+
+@pytest.fixture(scope="module")
+def models():
+    return load_pretrained()
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return pydoc_text()
+
+
+# ---------------------------------------------------------------- vocabulary
+@pytest.mark.parametrize("text", [
+    "",                                   # empty string
+    "The assert statement\n",             # plain prose and a newline
+    "x = {'a': [1, 2]}  # “quoted” — …",  # code punctuation and the typographic characters in the charset
+])
+def test_round_trip_inside_the_charset(models, text):
+    _, target = models
+    assert target.decode(target.encode(text)) == text
+
+
+def test_unknown_characters_become_unk_and_ids_round_trip(models):
+    _, target = models
+    ids = target.encode("a\u00e9b")                       # é is not in the charset
+    assert ids[1] == 0 and target.decode(ids) == "a" + UNK + "b"
+    assert target.encode(target.decode(list(range(96)))) == list(range(96))  # every id round-trips
+
+
+def test_decode_names_the_bad_position():
+    with pytest.raises(ValueError, match=r"ids\[2\] is 7"):
+        CharVocab("abc").decode([1, 2, 7])
+
+
+def test_charset_is_the_most_frequent_characters():
+    # 'a' x3, 'b' x2, 'c' x2, 'd' x1: size 3 keeps <unk> + 2 chars; the b/c tie goes to the lower code point
+    assert build_charset("aaabbccd", size=3) == "ab"
+    vocab = CharVocab(build_charset(pydoc_text()))
+    assert len(vocab) == 96 and "\n" in vocab.charset and " " in vocab.charset and "e" in vocab.charset
+
+
+# ---------------------------------------------------------------- n-gram draft
+def witten_bell(ids, V, order, pad, context):
+    """Second implementation: the recursive formula evaluated straight from Python counts."""
+    x = [pad] * (order - 1) + list(ids)
+    grams = [tuple(x[i:i + order]) for i in range(len(x) - order + 1)]
+
+    def q(k, h):  # q_k(. | last k ids of h)
+        if k == 0:
+            c = [sum(1 for g in grams if g[-1] == w) for w in range(V)]
+            return [(cw + 1) / (sum(c) + V) for cw in c]
+        suffix = tuple(h[len(h) - k:])
+        c = [sum(1 for g in grams if g[order - 1 - k:order - 1] == suffix and g[-1] == w) for w in range(V)]
+        if sum(c) == 0:  # unseen context: back off
+            return q(k - 1, h)
+        distinct, total, lower = sum(1 for v in c if v), sum(c), q(k - 1, h)
+        return [(c[w] + distinct * lower[w]) / (total + distinct) for w in range(V)]
+
+    ctx = ([pad] * (order - 1) + list(context))[-(order - 1):] if order > 1 else []
+    return q(order - 1, ctx)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+def test_ngram_table_matches_the_recursive_formula(order):
+    rng = np.random.default_rng(order)
+    ids = rng.integers(0, 4, 60).tolist()
+    model = NGramModel.fit(ids, 5, order, pad=0)
+    for context in ([], [1], [3, 2], [4, 4, 4], ids[:7], [2, 1, 0, 3]):  # incl. unseen id 4 and unseen contexts
+        assert model.probs(context).tolist() == pytest.approx(witten_bell(ids, 5, order, 0, context), abs=1e-12)
+
+
+def test_ngram_rows_are_positive_distributions(models):
+    draft, _ = models
+    assert draft.table.min() > 0                          # every token possible: p/q never divides by 0
+    assert np.allclose(draft.table.sum(1), 1.0, atol=1e-12)
+    tempered = draft.tempered_table(0.5)
+    row = draft.table[123]
+    assert tempered[123] == pytest.approx(row ** 2 / (row ** 2).sum(), abs=1e-12)   # q^(1/T), T = 0.5
+
+
+# ---------------------------------------------------------------- MLP target: gradients and training
+def test_backprop_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    params = {k: v.astype(np.float64) for k, v in mlp.init_params(7, 3, 2, 5, seed=1).items()}
+    params["W2"] = rng.standard_normal(params["W2"].shape)   # a head large enough to matter
+    X = np.array([[1, 2, 3], [3, 3, 0], [6, 1, 1], [2, 2, 2]])  # repeated ids: the embedding gradient accumulates
+    y = np.array([4, 0, 6, 2])
+    _, grads = mlp.loss_and_grads(params, X, y)
+    eps = 1e-6
+    for name, value in params.items():
+        for idx in np.ndindex(value.shape):
+            old = value[idx]
+            value[idx] = old + eps
+            up = mlp.loss_and_grads(params, X, y)[0]
+            value[idx] = old - eps
+            down = mlp.loss_and_grads(params, X, y)[0]
+            value[idx] = old
+            assert grads[name][idx] == pytest.approx((up - down) / (2 * eps), abs=1e-7), f"{name}{idx}"
+
+
+def test_adam_first_step_moves_each_weight_by_lr():
+    # bias-corrected m / sqrt(v) = g / |g| on the first step, so the update is -lr * sign(g)
+    adam = Adam({"w": np.array([1.0, 1.0, 1.0])}, lr=0.01)
+    adam.step({"w": np.array([3.0, -0.5, 1e-3])})
+    assert adam.params["w"] == pytest.approx([0.99, 1.01, 0.99], abs=1e-6)
+
+
+def test_weight_decay_shrinks_matrices_only():
+    # zero gradient: Adam's step is 0, decay alone moves W by lr * wd * W = 0.1 * 0.5 * 2 = 0.1; b (1-D) stays
+    adam = Adam({"W": np.full((1, 1), 2.0), "b": np.array([2.0])}, lr=0.1, weight_decay=0.5)
+    adam.step({"W": np.zeros((1, 1)), "b": np.zeros(1)})
+    assert adam.params["W"][0, 0] == pytest.approx(1.9) and adam.params["b"][0] == 2.0
+
+
+def test_training_loss_falls(corpus):
+    vocab = CharVocab(build_charset(corpus))
+    ids = vocab.encode(corpus[:5000])
+    params, losses = train_mlp(ids, len(vocab), context=4, embed=8, hidden=32, steps=150, batch=64, lr=1e-2)
+    assert losses[0] == pytest.approx(math.log(96), abs=0.1)   # small head: uniform at the start
+    assert np.mean(losses[-20:]) < losses[0] - 1.0
+
+
+def test_folded_inference_equals_the_training_forward(models):
+    _, target = models
+    ids = target.encode("Assignment statements are used to (re)bind names")
+    windows = target.windows(ids, 0)                        # every position, incl. padded ones at the start
+    logits = target.logits(windows)
+    p = target.params
+    direct = np.tanh(p["E"][windows].reshape(len(windows), -1) @ p["W1"] + p["b1"]) @ p["W2"] + p["b2"]
+    assert np.allclose(logits, direct, atol=1e-4)
+
+
+# ---------------------------------------------------------------- pretrained models
+def test_pretrained_models_share_a_vocabulary(models):
+    draft, target = models
+    assert draft.V == target.V == 96 and draft.vocab.charset == target.vocab.charset
+    assert target.params["W1"].shape == (16 * 24, 2048) and draft.order == 5
+
+
+def test_probability_rows_sum_to_one(models):
+    draft, target = models
+    contexts = [target.encode(s) for s in ["", "T", "The ", "def f(x):\n    return", "\n\n\n"]]
+    for model in (draft, target):
+        for temperature in (1.0, 0.7, 2.0):
+            rows = model.next_token_probs(contexts, temperature)
+            assert rows.shape == (5, 96) and rows.min() >= 0
+            assert np.allclose(rows.sum(1), 1.0, atol=1e-12)
+
+
+def test_one_call_for_all_positions_equals_one_call_per_position(models):
+    draft, target = models
+    ids = target.encode("The simple form, \"assert expression\", is equivalent to")
+    start = 20
+    batched = target.probs_for_positions(ids, start)        # [len(ids) - start + 1, V]
+    single = np.concatenate([target.next_token_probs([ids[:t]]) for t in range(start, len(ids) + 1)])
+    assert batched.shape == (len(ids) - start + 1, 96)
+    assert np.allclose(batched, single, rtol=0, atol=1e-12)  # float64 head: rounding differences ~1e-16
+    assert (batched.argmax(1) == single.argmax(1)).all()
+    draft_rows = np.stack([draft.probs(ids[:t]) for t in range(start, len(ids) + 1)])
+    assert np.array_equal(draft_rows, draft.next_token_probs([ids[:t] for t in range(start, len(ids) + 1)]))
+
+
+def test_target_temperature_is_softmax_of_logits_over_t(models):
+    _, target = models
+    ids = target.encode("The ")
+    logits = target.logits(target.windows(ids, len(ids)))[0]
+    for temperature in (0.5, 1.0, 1.5):
+        row = target.probs_for_positions(ids, len(ids), temperature)[0]
+        assert row.tolist() == pytest.approx(softmax(logits.tolist(), temperature), abs=1e-12)
+
+
+def test_probs_for_positions_rejects_a_bad_start(models):
+    _, target = models
+    with pytest.raises(ValueError, match="start is 5"):
+        target.probs_for_positions([1, 2, 3], 5)
+
+
+def test_target_learned_english(models, corpus):
+    draft, target = models
+    vocab = target.vocab
+    held_out = vocab.encode(corpus)[int(len(corpus) * 0.95):]
+    X, y = windows_and_targets(held_out, target.context, target.pad)
+    loss = mean_loss(target.params, X, y)
+    assert loss < 1.3                                      # uniform guessing would be log 96 = 4.56 nats/char
+    # greedy continuation: most of its words are words of the corpus
+    from specdec.decode import autoregressive_generate
+    text = target.decode(autoregressive_generate(target, target.encode("The "), 200))
+    words = re.findall(r"[A-Za-z]+", text)
+    known = set(re.findall(r"[A-Za-z]+", corpus))
+    assert len(words) >= 20 and sum(w in known for w in words) / len(words) > 0.8
