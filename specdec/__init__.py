@@ -10,6 +10,9 @@ Map of the package, in the order the course meets it:
     sampling    the lossless sampler `speculative_sample` (plain Python)
     theory      exact enumeration and the speedup formulas (plain Python)
     batched     the rule over a batch with NumPy (imported on demand)
+    models      a character n-gram draft and an MLP target trained on Python's docs (NumPy)
+    decode      plain and speculative generation; `python -m specdec generate` (NumPy)
+    grading     the autograder; `python -m specdec.grade` (plain Python)
 
 Importing `specdec` imports no NumPy: the graded path stays plain Python.
 """
