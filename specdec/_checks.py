@@ -65,7 +65,8 @@ def check_row(row, name, width=None, width_from=None):
 
 def check_token(token, name, vocab_size):
     """Return `token` as an int in [0, vocab_size), or raise naming it."""
-    if isinstance(token, bool):
+    # Python's bool, and NumPy's (type name "bool" or "bool_"), which older NumPy lets pass operator.index.
+    if isinstance(token, bool) or type(token).__name__ in ("bool", "bool_"):
         raise TypeError(f"{name} is {token!r}: a token id must be an integer, not a bool")
     try:
         token = operator.index(token)  # accepts int and NumPy integers, refuses 2.0
