@@ -80,6 +80,18 @@ def test_the_same_seed_gives_the_same_sample(models):
     assert a.tokens == b.tokens and a.accepted == b.accepted
 
 
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_cold_and_warm_draft_caches_give_the_same_tokens(models, temperature):
+    # a freshly loaded draft builds every row it visits; the module's draft has most cached already
+    draft, target = models
+    prompt = target.encode("Assignment ")
+    speculative_generate(draft, target, prompt, 80, 4, temperature, rng=11)     # warm the shared draft
+    cold_draft, _ = load_pretrained()
+    cold = speculative_generate(cold_draft, target, prompt, 80, 4, temperature, rng=11)
+    warm = speculative_generate(draft, target, prompt, 80, 4, temperature, rng=11)
+    assert cold.tokens == warm.tokens and cold.accepted == warm.accepted
+
+
 @pytest.mark.parametrize("bad, match", [
     (dict(prompt_ids=[1, 96]), r"prompt_ids\[1\] is 96"),      # id outside the vocabulary
     (dict(prompt_ids=[-1]), r"prompt_ids\[0\] is -1"),          # negative id
@@ -148,8 +160,9 @@ def test_greedy_verifier_by_hand():
 N_RUNS = 4000
 # For N = 4000 runs the expected total-variation distance between an empirical distribution and
 # the true p is about 0.5 * sqrt(2 / (pi N)) * sum_x sqrt(p(x)(1 - p(x))): 0.024-0.033 for the four
-# distributions below. TV_TOL = 0.07 is twice the largest; a draft-only sampler (TV(q, p) > 0.3
-# for these prompts, asserted below) could not pass it.
+# distributions below. TV_TOL = 0.07 is twice the largest; a draft-only sampler could not pass it:
+# TV(q, p) > 0.2 for these prompts (asserted below; 0.29 and 0.38 for the distilled draft), so its
+# empirical TV would be > 0.2 - 0.033 > TV_TOL.
 TV_TOL = 0.07
 
 
@@ -171,7 +184,7 @@ def test_sampled_tokens_follow_the_target(models, temperature, prompt_text):
     # exact marginal of the 2nd token: sum_x p(x | prompt) p(. | prompt + x), one call over all 96 contexts
     p2 = p1 @ target.next_token_probs([prompt + [x] for x in range(96)], temperature)
     q1 = draft.probs(prompt, temperature)
-    assert 0.5 * np.abs(q1 - p1).sum() > 0.3                # the draft alone would fail: the test has power
+    assert 0.5 * np.abs(q1 - p1).sum() > 0.2                # the draft alone would fail: the test has power
     assert tv(first, p1) < TV_TOL
     assert tv(second, p2) < TV_TOL
 

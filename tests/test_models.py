@@ -16,6 +16,7 @@ from specdec.logits import softmax
 from specdec.models import load_pretrained
 from specdec.models import mlp
 from specdec.models.data import UNK, CharVocab, build_charset, pydoc_text
+from specdec.models.distil import pack_soft, unpack_soft
 from specdec.models.ngram import NGramModel
 from specdec.models.train import Adam, mean_loss, train_mlp, windows_and_targets
 
@@ -61,10 +62,15 @@ def test_charset_is_the_most_frequent_characters():
 
 
 # ---------------------------------------------------------------- n-gram draft
-def witten_bell(ids, V, order, pad, context):
-    """Second implementation: the recursive formula evaluated straight from Python counts."""
+def witten_bell(ids, V, order, pad, context, rows=None, min_share=0.0):
+    """Second implementation: the recursive formula evaluated straight from Python counts.
+
+    With `rows` (rows[t] = the target's p(. | ids[:t])) it is the distilled model: a
+    context's soft count of w sums rows[t][w] over the positions t it precedes, shares
+    below min_share are dropped, and the dropped mass joins the backoff weight.
+    """
     x = [pad] * (order - 1) + list(ids)
-    grams = [tuple(x[i:i + order]) for i in range(len(x) - order + 1)]
+    grams = [tuple(x[i:i + order]) for i in range(len(x) - order + 1)]   # grams[t] ends with ids[t]
 
     def q(k, h):  # q_k(. | last k ids of h)
         if k == 0:
@@ -75,7 +81,13 @@ def witten_bell(ids, V, order, pad, context):
         if sum(c) == 0:  # unseen context: back off
             return q(k - 1, h)
         distinct, total, lower = sum(1 for v in c if v), sum(c), q(k - 1, h)
-        return [(c[w] + distinct * lower[w]) / (total + distinct) for w in range(V)]
+        weight = distinct
+        if rows is not None:
+            at = [t for t, g in enumerate(grams) if g[order - 1 - k:order - 1] == suffix]
+            soft = [sum(rows[t][w] for t in at) for w in range(V)]
+            c = [s if s >= min_share * total else 0.0 for s in soft]
+            weight = distinct + (total - sum(c))
+        return [(c[w] + weight * lower[w]) / (total + distinct) for w in range(V)]
 
     ctx = ([pad] * (order - 1) + list(context))[-(order - 1):] if order > 1 else []
     return q(order - 1, ctx)
@@ -90,13 +102,109 @@ def test_ngram_table_matches_the_recursive_formula(order):
         assert model.probs(context).tolist() == pytest.approx(witten_bell(ids, 5, order, 0, context), abs=1e-12)
 
 
+def test_distilled_ngram_by_hand():
+    # ids [1, 2, 1, 2], V 3, order 2, pad 0: the contexts (pad 0, 1, 2, 1) precede ids 1, 2, 1, 2.
+    # Target rows: after 0 -> [0, 1, 0]; after 1 -> [0, .5, .5] and [0, .3, .7]; after 2 -> [.2, .8, 0].
+    rows = [[0, 1, 0], [0, .5, .5], [.2, .8, 0], [0, .3, .7]]
+    model = NGramModel.distil([1, 2, 1, 2], rows, 3, 2, pad=0)
+    # Order 0 (hard, add-one): counts [0, 2, 2] -> [1, 3, 3] / 7.
+    # Context 1: c = 2, T = 1 (only 2 followed it), soft s = [0, .8, 1.2], nothing dropped:
+    # q = (s + 1 * [1, 3, 3] / 7) / 3 = [1/21, (5.6 + 3) / 21, (8.4 + 3) / 21]
+    assert model.probs([1]).tolist() == pytest.approx([1 / 21, 8.6 / 21, 11.4 / 21], abs=1e-12)
+    # Context 2: c = 1, T = 1, s = [.2, .8, 0] -> q = ([.2, .8, 0] + [1, 3, 3] / 7) / 2
+    assert model.probs([2]).tolist() == pytest.approx([(1.4 + 1) / 14, (5.6 + 3) / 14, 3 / 14], abs=1e-12)
+    # min_share 0.3: context 2 drops s(2, 0) = .2 < .3 * c = .3, so its backoff weight becomes
+    # T + .2 = 1.2 and q = ([0, .8, 0] + 1.2 [1, 3, 3] / 7) / 2 (context 1 keeps .8 and 1.2 >= .6)
+    model = NGramModel.distil([1, 2, 1, 2], rows, 3, 2, pad=0, min_share=0.3)
+    assert model.probs([2]).tolist() == pytest.approx([1.2 / 14, (5.6 + 3.6) / 14, 3.6 / 14], abs=1e-12)
+
+
+@pytest.mark.parametrize("order, min_share", [(2, 0.0), (3, 0.05), (4, 0.2)])
+def test_distilled_ngram_matches_the_recursive_formula(order, min_share):
+    rng = np.random.default_rng(10 + order)
+    ids = rng.integers(0, 4, 60).tolist()
+    rows = rng.dirichlet(np.full(5, 0.5), size=60)        # a made-up target: any rows summing to 1
+    model = NGramModel.distil(ids, rows, 5, order, pad=0, min_share=min_share)
+    table = model.dense_table()
+    assert table.min() > 0 and np.allclose(table.sum(1), 1.0, rtol=0, atol=1e-12)
+    for context in ([], [1], [3, 2], [4, 4, 4], ids[:7], [2, 1, 0, 3]):  # incl. unseen id 4 and unseen contexts
+        expected = witten_bell(ids, 5, order, 0, context, rows.tolist(), min_share)
+        assert model.probs(context).tolist() == pytest.approx(expected, abs=1e-12)
+
+
+def test_packed_soft_counts_round_trip():
+    # shares are stored floored to 1/255: 0.5 -> 127/255, 0.999 -> 254/255; keys and lengths exactly
+    soft = (np.array([5 * 3 + 1, 7 * 3 + 2, 2 * 3 + 0]), np.array([2, 2, 1]), np.array([0.5, 0.999, 0.02]))
+    keys, lengths, share = unpack_soft(pack_soft(soft, 3), 3)
+    assert keys.tolist() == [16, 23, 6] and lengths.tolist() == [2, 2, 1]
+    assert share.tolist() == pytest.approx([127 / 255, 254 / 255, 5 / 255], abs=1e-15)
+
+
+def test_soft_counts_name_a_bad_shape():
+    with pytest.raises(ValueError, match=r"target_rows has shape \(2, 3\), expected \(3, 3\)"):
+        NGramModel.distil([1, 2, 1], [[0, 1, 0], [1, 0, 0]], 3, 2)
+
+
 def test_ngram_rows_are_positive_distributions(models):
     draft, _ = models
-    assert draft.table.min() > 0                          # every token possible: p/q never divides by 0
-    assert np.allclose(draft.table.sum(1), 1.0, atol=1e-12)
+    sample = np.random.default_rng(7).choice(len(draft.table), 500, replace=False)   # incl. row 0 half the time
+    rows = draft.table[sample]
+    assert rows.min() > 0                                 # every token possible: p/q never divides by 0
+    assert np.allclose(rows.sum(1), 1.0, rtol=0, atol=1e-12)
     tempered = draft.tempered_table(0.5)
     row = draft.table[123]
     assert tempered[123] == pytest.approx(row ** 2 / (row ** 2).sum(), abs=1e-12)   # q^(1/T), T = 0.5
+
+
+# ---------------------------------------------------------------- lazy rows = the dense table, bit for bit
+@pytest.mark.parametrize("distilled", [False, True])
+def test_lazy_rows_equal_the_dense_table_on_a_small_model(distilled):
+    # every row of a small order-4 model: the lazy recursion along each suffix chain must give
+    # exactly (array_equal, not approx) what the all-rows-at-once construction gives
+    rng = np.random.default_rng(21)
+    ids = rng.integers(0, 6, 400).tolist()
+    rows = rng.dirichlet(np.full(7, 0.5), size=400)
+    model = NGramModel.distil(ids, rows, 7, 4, min_share=0.05) if distilled else NGramModel.fit(ids, 7, 4)
+    dense = model.dense_table()
+    assert len(model.table) == len(dense) > 100
+    order = rng.permutation(len(dense))               # any visiting order: long contexts before their suffixes
+    lazy = np.empty_like(dense)
+    lazy[order] = model.table[order]
+    assert np.array_equal(lazy, dense)
+    assert dense.min() > 0 and np.allclose(dense.sum(1), 1.0, rtol=0, atol=1e-12)
+    assert np.array_equal(model.tempered_table(0.6)[np.arange(len(dense))], model.dense_table(temperature=0.6))
+    assert np.array_equal(model.dense_table(rows=order[:9]), dense[order[:9]])  # restricted build: same rows
+
+
+def test_lazy_rows_of_the_shipped_draft_equal_a_dense_build(models):
+    draft, _ = models
+    sample = np.random.default_rng(3).choice(len(draft.table), 500, replace=False)
+    dense = draft.dense_table(rows=sample)            # built order by order for these rows and their suffixes only
+    lazy = draft.table[sample]
+    assert np.array_equal(lazy, dense)
+    assert lazy.min() > 0 and np.allclose(lazy.sum(1), 1.0, rtol=0, atol=1e-12)
+    assert np.array_equal(draft.tempered_table(0.7)[sample], draft.dense_table(rows=sample, temperature=0.7))
+    # cached and read-only: the same array object on every use, and nobody can change it
+    assert draft.table[int(sample[0])] is draft.table[int(sample[0])]
+    assert not draft.table[int(sample[0])].flags.writeable
+
+
+def test_greedy_cache_keys_do_not_mix_contexts(models):
+    # argmax_next caches by the bytes of the last order - 1 ids; a numpy array of wide ints has other
+    # bytes (an int64 [x] and an int32 [x, 0] share theirs), so every form must give argmax q itself
+    draft, target = models
+    for text in ["The ", "e", "", "def f(x):\n    return", "\x00\x01"]:
+        ids = target.encode(text)
+        expected = int(np.argmax(draft.probs(ids)))        # ties: the lowest id, as argmax_next
+        for form in (ids, np.array(ids, np.int64), np.array(ids + [0], np.int32)[:len(ids)], ids):
+            assert draft.argmax_next(form) == expected, (text, type(form))
+    # '(' alone and '(' + <unk> have different argmaxes (48 and 2): a cache keyed by raw bytes would
+    # answer the second with the first
+    paren = target.encode("(")[0]
+    one, two = int(np.argmax(draft.probs([paren]))), int(np.argmax(draft.probs([paren, 0])))
+    assert one != two
+    assert draft.argmax_next(np.array([paren], np.int64)) == one
+    assert draft.argmax_next(np.array([paren, 0], np.int32)) == two
 
 
 # ---------------------------------------------------------------- MLP target: gradients and training
@@ -155,7 +263,7 @@ def test_folded_inference_equals_the_training_forward(models):
 def test_pretrained_models_share_a_vocabulary(models):
     draft, target = models
     assert draft.V == target.V == 96 and draft.vocab.charset == target.vocab.charset
-    assert target.params["W1"].shape == (16 * 24, 2048) and draft.order == 5
+    assert target.params["W1"].shape == (16 * 24, 2048) and draft.order == 7 and draft.soft is not None
 
 
 def test_probability_rows_sum_to_one(models):

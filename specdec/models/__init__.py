@@ -1,6 +1,7 @@
 """Two real character-level language models for end-to-end speculative decoding.
 
-    draft q   an order-5 character n-gram, Witten-Bell interpolated (`ngram.py`): a dict lookup per token
+    draft q   an order-7 character n-gram, Witten-Bell interpolated, distilled from p (`ngram.py`):
+              each context's row built on first use, then a dict lookup per token
     target p  a Bengio-style MLP over 16 characters, 2048 tanh units (`mlp.py`), trained with
               hand-written backprop and Adam (`train.py`)
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from .data import CharVocab
 from .mlp import PARAM_NAMES, MLPModel
+from .distil import unpack_soft
 from .ngram import NGramModel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,10 +35,11 @@ def _vocab(npz):
 
 
 def load_pretrained(directory=HERE):
-    """(draft, target) from draft_ngram.npz and target_mlp.npz in `directory`."""
+    """(draft, target) from draft_ngram.npz and target_mlp.npz in `directory` (~0.2 s: no table is built)."""
     with np.load(os.path.join(directory, "draft_ngram.npz")) as f:
+        soft = unpack_soft(f, len(f["charset"]) + 1) if "soft_share" in f else None
         draft = NGramModel(f["keys"], f["counts"], len(f["charset"]) + 1, int(f["order"]), pad=int(f["pad"]),
-                           vocab=_vocab(f))
+                           vocab=_vocab(f), soft=soft)
     with np.load(os.path.join(directory, "target_mlp.npz")) as f:
         target = MLPModel({k: f[k] for k in PARAM_NAMES}, int(f["context"]), pad=int(f["pad"]), vocab=_vocab(f))
     if draft.vocab.charset != target.vocab.charset:

@@ -73,6 +73,7 @@ class MLPModel:
         self._folded = np.einsum("vd,jdh->jvh", E, W1.reshape(self.context, d, H)).reshape(-1, H)
         self._folded = np.ascontiguousarray(self._folded, dtype=np.float32)
         self._slot = np.arange(self.context) * self.V
+        self._offsets = {}
         self._b1 = self.params["b1"]
         # Head in float64: a batched and a one-row product then round alike to ~1e-16, so
         # greedy speculative decoding reproduces greedy decoding token for token.
@@ -83,8 +84,11 @@ class MLPModel:
         """[len(ids) - start + 1, n] context windows predicting positions start..len(ids)."""
         n = self.context
         tail = ids[max(0, start - n):]                           # only the ids these windows see
-        padded = [self.pad] * (n - min(start, n)) + list(tail)
-        return np.lib.stride_tricks.sliding_window_view(np.array(padded, np.int64), n)
+        padded = np.array([self.pad] * (n - min(start, n)) + list(tail), np.int64)
+        rows = len(padded) - n + 1
+        if rows not in self._offsets:  # window r is padded[r: r + n]; one cached index per row count
+            self._offsets[rows] = np.arange(rows)[:, None] + np.arange(n)
+        return padded[self._offsets[rows]]
 
     def logits(self, windows):
         """[B, V] float64 logits for [B, n] windows of ids."""
@@ -95,10 +99,13 @@ class MLPModel:
     def _probs(self, windows, temperature):
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0 here, got {temperature!r} (use argmax for greedy)")
-        z = self.logits(windows) / temperature
+        z = self.logits(windows)
+        if temperature != 1:
+            z /= temperature
         z -= z.max(1, keepdims=True)
-        w = np.exp(z)
-        return w / w.sum(1, keepdims=True)
+        np.exp(z, out=z)
+        z /= z.sum(1, keepdims=True)
+        return z
 
     def probs_for_positions(self, ids, start, temperature=1.0):
         """p(. | ids[:t]) for t = start..len(ids), in one call: [len(ids) - start + 1, V].

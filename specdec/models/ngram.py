@@ -7,27 +7,52 @@ with c(h, w) counts and T(h) distinct followers,
 
 where h' drops the oldest character; the order-0 base is add-one smoothed
 unigrams, so every q(w) > 0 (a draft never proposes a token it gave
-probability 0, and p/q is always defined). Every row for every seen
-context is precomputed into one table: a draft step is a dict lookup.
+probability 0, and p/q is always defined).
+
+Distilled (`NGramModel.distil`, after DistillSpec, Zhou et al. 2023): the
+hard count c(h, w) is replaced by the soft count s(h, w) = c(h) pbar(w | h),
+where pbar averages the target's p(w | full window) over the positions whose
+context is h, so q learns what p predicts, not what the text did. c(h) and
+T(h) stay hard. Shares pbar below `min_share` are dropped and their mass d(h)
+joins the backoff: q_k = (s(h, w) + (T(h) + d(h)) q_{k-1}(w | h')) / (c(h) + T(h)).
+
+Rows are lazy: loading keeps only the sparse per-context data (c(h), T(h),
+the nonzero (soft) counts, the row of h') and dicts from contexts to rows.
+A row is built on first use by the recursion above along its suffix chain,
+with the very array operations `dense_table()` applies to all rows at once
+(so the two agree bit for bit), and cached, as are its argmax and its
+tempered rows and CDFs: a warm draft step is a dict lookup. The shipped
+draft has 219,970 rows; a dense table of them would take 169 MB.
 
     >>> m = NGramModel.fit([1, 2, 1, 2, 1, 2], vocab_size=3, order=2)
     >>> [round(float(v), 4) for v in m.probs([1])]   # unigram [1, 4, 4] / 9; (c + 1 * unigram) / (3 + 1)
     [0.0278, 0.1111, 0.8611]
 """
 
+import operator
+
 import numpy as np
+
+from .distil import soft_counts
 
 
 class NGramModel:
-    """Interpolated n-gram over ids [0, V); contexts shorter than order - 1 are left-padded with `pad`."""
+    """Interpolated n-gram over ids [0, V); contexts shorter than order - 1 are left-padded with `pad`.
 
-    def __init__(self, keys, counts, vocab_size, order, pad=0, vocab=None):
+    `table` is the read-only sequence of rows q(. | h), one per seen context h (order 0 first,
+    then by length and key), each built on first use; `dense_table()` builds them all at once.
+    """
+
+    def __init__(self, keys, counts, vocab_size, order, pad=0, vocab=None, soft=None):
         self.V, self.order, self.pad, self.vocab = int(vocab_size), int(order), int(pad), vocab
         self.keys = np.asarray(keys, dtype=np.int64)      # n-grams as base-V numbers, oldest digit first
         self.counts = np.asarray(counts, dtype=np.int64)
-        self._build()
-        self._tempered = {1.0: self.table}
-        self._cdf, self._argmax = {}, None  # filled on first use by `propose`
+        # soft = (keys h * V + w, lengths k, shares pbar(w | h)) of a distilled model, or None
+        self.soft = None if soft is None else tuple(np.asarray(a, t) for a, t in zip(soft, (np.int64, np.int64, float)))
+        self._index_contexts()
+        self.table = _Rows(self, 1.0)
+        self._tempered, self._cdf = {}, {}                  # T -> {row: tempered row}; T -> {row: (CDF, row)}
+        self._argmax, self._greedy = {}, {}                 # row -> argmax; bytes of a context -> argmax
 
     @classmethod
     def fit(cls, ids, vocab_size, order, pad=0, vocab=None):
@@ -40,87 +65,269 @@ class NGramModel:
         keys, counts = np.unique(keys, return_counts=True)
         return cls(keys, counts, V, n, pad, vocab)
 
-    def _build(self):
+    @classmethod
+    def distil(cls, ids, target_rows, vocab_size, order, pad=0, vocab=None, min_share=0.02):
+        """The n-gram of `ids` with soft counts: target_rows[t] = p(. | ids[:t]), one row per id."""
+        hard = cls.fit(ids, vocab_size, order, pad)
+        return cls(hard.keys, hard.counts, vocab_size, order, pad, vocab,
+                   soft_counts(ids, target_rows, vocab_size, order, pad, min_share))
+
+    def _index_contexts(self):
+        """Per row (a seen context h): c(h), T(h), the row of h', the slice of its nonzero counts."""
         V, n = self.V, self.order
-        nxt, full_ctx = self.keys % V, self.keys // V
-        unigram = np.bincount(nxt, weights=self.counts, minlength=V)
-        rows = [((unigram + 1.0) / (unigram.sum() + V))[None, :]]  # order 0: add-one
-        ctx_keys = [np.zeros(1, dtype=np.int64)]
-        for k in range(1, n):  # context length k: the last k characters
-            ctx = full_ctx % V ** k
-            uniq, inv = np.unique(ctx, return_inverse=True)
-            c = np.zeros((len(uniq), V))
-            np.add.at(c, (inv, nxt), self.counts)
-            parent = np.searchsorted(ctx_keys[-1], uniq % V ** (k - 1))  # every suffix was seen too
-            distinct = (c > 0).sum(1, keepdims=True)
-            total = c.sum(1, keepdims=True)
-            rows.append((c + distinct * rows[-1][parent]) / (total + distinct))
+        unigram = np.bincount(self.keys % V, weights=self.counts, minlength=V)
+        base = ((unigram + 1.0) / (unigram.sum() + V))[None, :]          # order 0: add-one
+        base.setflags(write=False)
+        self._rows = {0: base[0]}                                        # row -> read-only row, filled lazily
+        if self.soft is not None:  # entries sorted by (length, key): each context's shares are one slice
+            skeys, lengths, share = self.soft
+            if np.any((lengths[1:] < lengths[:-1]) | ((lengths[1:] == lengths[:-1]) & (skeys[1:] < skeys[:-1]))):
+                self.soft = skeys, lengths, share = tuple(a[np.lexsort((skeys, lengths))] for a in self.soft)
+            bounds = np.searchsorted(lengths, np.arange(n + 1))
+        ctx_keys, parts, pair_parts, n_pairs = [np.zeros(1, np.int64)], [([0.0], [0], [0], [0], [0])], [], 0
+        levels, grams, gram_count = {}, self.keys, self.counts.astype(float)
+        for k in range(n - 1, 0, -1):  # (last k ids, next id) as one number, with its count (sums of ints: exact)
+            grams = grams % V ** (k + 1)                   # drop the oldest id: V sorted runs, merged by a stable sort
+            by = np.argsort(grams, kind="stable")
+            grams = grams[by]
+            first = np.flatnonzero(np.r_[True, grams[1:] != grams[:-1]])
+            levels[k] = grams, gram_count = grams[first], np.add.reduceat(gram_count[by], first)
+        for k in range(1, n):
+            pairs, pair_count = levels[k]
+            ctx = pairs // V
+            start = np.flatnonzero(np.r_[True, ctx[1:] != ctx[:-1]])
+            uniq, end = ctx[start], np.append(start[1:], len(pairs))
+            parent = np.searchsorted(ctx_keys[-1], uniq % V ** (k - 1)) + sum(map(len, ctx_keys[:-1]))
+            if self.soft is None:   # hard counts: the context's (next, count) pairs
+                lo, hi = start + n_pairs, end + n_pairs
+                n_pairs += len(pairs)
+                pair_parts.append((pairs % V, pair_count))
+            else:
+                block = skeys[bounds[k]:bounds[k + 1]] // V
+                lo = bounds[k] + np.searchsorted(block, uniq, "left")
+                hi = bounds[k] + np.searchsorted(block, uniq, "right")
+            parts.append((np.add.reduceat(pair_count, start), end - start, parent, lo, hi))
             ctx_keys.append(uniq)
-        offsets = np.cumsum([0] + [len(k) for k in ctx_keys])
-        self.table = np.concatenate(rows).astype(np.float64)  # [n_contexts, V]
-        self.table.setflags(write=False)
-        # One dict per context length: base-V key of the last k ids -> row of the table.
-        self._index = [dict(zip(keys.tolist(), range(off, off + len(keys))))
-                       for keys, off in zip(ctx_keys, offsets)]
+        self._total, self._distinct, self._parent, self._lo, self._hi = (np.concatenate(a) for a in zip(*parts))
+        if self.soft is None:
+            self._next, self._count = (np.concatenate(a) for a in zip(*pair_parts)) if pair_parts else ([], [])
+        offsets = np.cumsum([len(c) for c in ctx_keys])
+        self._size = int(offsets[-1])
+        # Fast path, one lookup per draft step: the bytes of a full (order - 1)-id context -> its row.
+        self._full = None
+        if 1 < n and V <= 256:
+            digits = (ctx_keys[-1][:, None] // V ** np.arange(n - 2, -1, -1) % V).astype(np.uint8)  # oldest first
+            self._full = dict(zip(digits.view(f"V{n - 1}").ravel().tolist(), range(offsets[-2], offsets[-1])))
+        # One dict per shorter context length (all lengths without the fast path): last k ids as base V -> row.
+        self._index = [dict(zip(keys.tolist(), range(off - len(keys), off)))
+                       for keys, off in zip(ctx_keys[:n - 1] if self._full is not None else ctx_keys, offsets)]
 
     def row_index(self, context):
         """Row of the table for the longest seen suffix of `context` (at most order - 1 ids)."""
         n, V = self.order, self.V
+        if self._full is not None and len(context) >= n - 1:
+            # seen in full: the longest suffix (an array of wide ints has more bytes than any key: a miss)
+            row = self._full.get(bytes(context[-(n - 1):]))
+            if row is not None:
+                return row
         ctx = list(context[-(n - 1):]) if n > 1 else []
         ctx = [self.pad] * (n - 1 - len(ctx)) + ctx
         best, key, scale = 0, 0, 1
         for k in range(1, n):  # grow the suffix one id at a time; stop at the first unseen one
             key += int(ctx[-k]) * scale
             scale *= V
-            row = self._index[k].get(key)
+            # the longest seen suffixes only in the fast path's dict (its ids are then seen ones, < V <= 256)
+            row = self._index[k].get(key) if k < len(self._index) else self._full.get(bytes(ctx))
             if row is None:
                 break
             best = row
         return best
 
+    def _row(self, r):
+        """The read-only row r of q, built on first use with the rows of its suffixes."""
+        row = self._rows.get(r)
+        chain = []
+        while row is None:  # climb to the longest cached suffix (row 0, order 0, always is)
+            chain.append(r)
+            r = int(self._parent[r])
+            row = self._rows.get(r)
+        for r in reversed(chain):
+            row = self._interpolate(r, row[None, :])
+        return row
+
+    def _interpolate(self, r, lower):
+        """q_k(. | h) of row r from q_{k-1}(. | h') = lower [1, V], in the operations of `dense_table`."""
+        lo, hi = self._lo[r], self._hi[r]
+        total, distinct = self._total[r:r + 1, None], self._distinct[r:r + 1, None]   # [1, 1]
+        c = np.zeros((1, self.V))
+        if self.soft is None:
+            c[0, self._next[lo:hi]] = self._count[lo:hi]
+            backoff = distinct
+        else:
+            skeys, _, share = self.soft
+            c[0, skeys[lo:hi] % self.V] = share[lo:hi]
+            c /= np.maximum(c.sum(1, keepdims=True), 1.0)
+            c *= total
+            backoff = distinct + (total - c.sum(1, keepdims=True))
+        row = ((c + backoff * lower) / (total + distinct))[0]
+        row.setflags(write=False)
+        self._rows[r] = row
+        return row
+
+    def _tempered_row(self, r, t):
+        """Row r tempered: q^(1/t) / sum q^(1/t), cached per (t, row); t = 1 is the row itself."""
+        if t == 1.0:
+            return self._row(r)
+        rows = self._tempered.get(t)
+        if rows is None:
+            if not t > 0:
+                raise ValueError(f"temperature must be > 0 here, got {t!r} (use argmax for greedy)")
+            rows = self._tempered[t] = {}
+        row = rows.get(r)
+        if row is None:
+            logq = np.log(self._row(r)[None, :]) / t
+            w = np.exp(logq - logq.max(1, keepdims=True))
+            row = rows[r] = (w / w.sum(1, keepdims=True))[0]
+            row.setflags(write=False)
+        return row
+
     def tempered_table(self, temperature):
-        """The table with every row q replaced by q^(1/T) / sum q^(1/T) (cached per T)."""
+        """The rows with every q replaced by q^(1/T) / sum q^(1/T): a lazy sequence like `table`."""
         t = float(temperature)
         if not t > 0:
             raise ValueError(f"temperature must be > 0 here, got {temperature!r} (use argmax for greedy)")
-        if t not in self._tempered:
-            logq = np.log(self.table) / t
-            w = np.exp(logq - logq.max(1, keepdims=True))
-            table = w / w.sum(1, keepdims=True)
-            table.setflags(write=False)
-            self._tempered[t] = table
-        return self._tempered[t]
+        return self.table if t == 1.0 else _Rows(self, t)
 
     def propose(self, context, temperature, rng):
         """One draft step: (drafted id, the read-only row q it was drawn from).
 
         temperature 0: the argmax of q (ties: lowest id); else a draw from q tempered by T,
-        by inverting a cached CDF with one uniform from `rng`.
+        by inverting the row's cached CDF with one uniform from `rng`.
         """
         row = self.row_index(context)
         if temperature == 0:
-            if self._argmax is None:
-                self._argmax = self.table.argmax(1).tolist()
-            return self._argmax[row], self.table[row]
+            return self.argmax_next(context), self._row(row)
         t = float(temperature)
-        if t not in self._cdf:
-            self._cdf[t] = np.cumsum(self.tempered_table(t), axis=1)
-        cdf = self._cdf[t][row]
+        cdfs = self._cdf.get(t)
+        if cdfs is None:
+            cdfs = self._cdf[t] = {}
+        hit = cdfs.get(row)
+        if hit is None:
+            q = self._tempered_row(row, t)
+            hit = cdfs[row] = (np.cumsum(q), q)
+        cdf, q = hit
         # side='right': the first j with cdf[j] > u * total, which has q[j] > 0
-        x = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), self.V - 1)
-        return x, self._tempered[t][row]
+        return min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), self.V - 1), q
+
+    def argmax_next(self, context):
+        """The greedy draft step alone: argmax q(. | context), ties to the lowest id.
+
+        Cached per context: a repeated context costs one dict lookup.
+        """
+        key = None
+        if self._full is not None:
+            try:
+                key = bytes(context[-(self.order - 1):])
+            except ValueError:   # an id outside [0, 256): not a valid id here, row_index handles it
+                pass
+            best = self._greedy.get(key)
+            if best is not None:
+                return best
+        row = self.row_index(context)
+        best = self._argmax.get(row)
+        if best is None:
+            best = self._argmax[row] = int(self._row(row).argmax())
+        if key is not None and len(key) == min(len(context), self.order - 1):  # one byte per id: a true key
+            self._greedy[key] = best
+        return best
 
     def probs(self, context, temperature=1.0):
         """q(. | context) as a read-only [V] row: the fast single-context path."""
-        return self.tempered_table(temperature)[self.row_index(context)]
+        t = float(temperature)
+        if not t > 0:
+            raise ValueError(f"temperature must be > 0 here, got {temperature!r} (use argmax for greedy)")
+        return self._tempered_row(self.row_index(context), t)
 
     def next_token_probs(self, contexts, temperature=1.0):
         """[B, V] next-token distributions, one row per context (a list of id lists)."""
-        table = self.tempered_table(temperature)
-        return table[[self.row_index(c) for c in contexts]]
+        t = float(temperature)
+        if not t > 0:
+            raise ValueError(f"temperature must be > 0 here, got {temperature!r} (use argmax for greedy)")
+        rows = [self._tempered_row(self.row_index(c), t) for c in contexts]
+        return np.stack(rows) if rows else np.zeros((0, self.V))
+
+    def dense_table(self, rows=None, temperature=1.0):
+        """The rows built all at once, order by order, from the raw counts: [n_rows, V] float64.
+
+        8 V bytes per row (169 MB for the shipped draft): the reference for tests. With `rows`,
+        only those rows are returned, and only they and their suffixes are built.
+        """
+        V, n = self.V, self.order
+        nxt, full_ctx = self.keys % V, self.keys // V
+        unigram = np.bincount(nxt, weights=self.counts, minlength=V)
+        ctx_keys = [np.zeros(1, dtype=np.int64)] + [np.unique(full_ctx % V ** k) for k in range(1, n)]
+        offsets = np.cumsum([0] + [len(k) for k in ctx_keys])
+        want = np.arange(offsets[-1]) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
+        if len(want) and not 0 <= want.min() <= want.max() < offsets[-1]:
+            raise IndexError(f"rows must be in [0, {offsets[-1]}), got {want.min()}..{want.max()}")
+        # sel[k]: the rows of length-k contexts to build (positions among ctx_keys[k]): wanted ones and suffixes
+        sel = [np.unique(want[(offsets[k] <= want) & (want < offsets[k + 1])] - offsets[k]) for k in range(n)]
+        for k in range(n - 1, 0, -1):
+            sel[k - 1] = np.union1d(sel[k - 1], np.searchsorted(ctx_keys[k - 1], ctx_keys[k][sel[k]] % V ** (k - 1)))
+        sel[0] = np.zeros(1, dtype=np.int64)                      # the order-0 row is always built
+        built = [((unigram + 1.0) / (unigram.sum() + V))[None, :]]  # order 0: add-one
+        for k in range(1, n):  # context length k: the last k characters
+            uniq = ctx_keys[k]
+            local = np.full(len(uniq), -1)
+            local[sel[k]] = np.arange(len(sel[k]))
+            at_ctx = local[np.searchsorted(uniq, full_ctx % V ** k)]
+            m = at_ctx >= 0
+            c = np.zeros((len(sel[k]), V))
+            np.add.at(c, (at_ctx[m], nxt[m]), self.counts[m])
+            parent = np.searchsorted(sel[k - 1], np.searchsorted(ctx_keys[k - 1], uniq[sel[k]] % V ** (k - 1)))
+            distinct = (c > 0).sum(1, keepdims=True)
+            total = c.sum(1, keepdims=True)
+            backoff = distinct
+            if self.soft is not None:  # distilled: soft counts replace c; dropped mass joins the backoff
+                skeys, lengths, share = self.soft
+                at = lengths == k
+                r = local[np.searchsorted(uniq, skeys[at] // V)]
+                c = np.zeros_like(c)
+                c[r[r >= 0], (skeys[at] % V)[r >= 0]] = share[at][r >= 0]
+                c /= np.maximum(c.sum(1, keepdims=True), 1.0)      # rounded shares: never more than all
+                c *= total                                         # s(h, w) = c(h) pbar(w | h)
+                backoff = distinct + (total - c.sum(1, keepdims=True))  # rows sum to 1 exactly; >= T(h) > 0
+            built.append((c + backoff * built[-1][parent]) / (total + distinct))
+        table = np.concatenate(built)
+        order = np.concatenate([offsets[k] + sel[k] for k in range(n)])   # the row each built line is
+        table = table[np.searchsorted(order, want)]
+        t = float(temperature)
+        if t != 1.0:
+            logq = np.log(table) / t
+            w = np.exp(logq - logq.max(1, keepdims=True))
+            table = w / w.sum(1, keepdims=True)
+        return table
 
     def encode(self, text):
         return self.vocab.encode(text)
 
     def decode(self, ids):
         return self.vocab.decode(ids)
+
+
+class _Rows:
+    """`model.table` (or a tempered one): a read-only sequence of rows, each built on first use."""
+
+    def __init__(self, model, temperature):
+        self._model, self._t = model, temperature
+
+    def __len__(self):
+        return self._model._size
+
+    def __getitem__(self, i):
+        if isinstance(i, (list, tuple, np.ndarray)):
+            return np.stack([self[j] for j in i]) if len(i) else np.zeros((0, self._model.V))
+        i = operator.index(i)
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"row {i} is outside the {len(self)} rows")
+        return self._model._tempered_row(i % len(self), self._t)

@@ -2,10 +2,14 @@
 
 Reproducible (fixed seed): the corpus is the stdlib's documentation topics,
 the vocabulary its 95 most frequent characters plus <unk>, the last 5% is
-held out. The draft q is counted (seconds); the target p is trained with
-AdamW (weight decay 0.1) on mini-batches of (16-character window, next
-character) pairs by the hand-written backprop of `mlp.loss_and_grads`:
-6000 steps, 2-6 minutes on 2 cores depending on what else runs.
+held out. The target p is trained first, with AdamW (weight decay 0.1) on
+mini-batches of (16-character window, next character) pairs by the
+hand-written backprop of `mlp.loss_and_grads`: 6000 steps, 2-6 minutes on
+2 cores depending on what else runs. The draft q is then distilled from it
+(seconds): an order-7 n-gram whose counts are p's own predictions
+(`NGramModel.distil`) on the training text and on p's greedy continuations
+of 1000 random training prompts. `--draft-only` keeps the shipped target and
+rebuilds only the draft.
 
     >>> adam = Adam({"w": np.zeros(2, np.float32)}, lr=0.1)
     >>> adam.step({"w": np.array([1.0, -2.0], np.float32)}); adam.params["w"].tolist()  # first step: -lr * sign
@@ -20,10 +24,12 @@ import numpy as np
 
 from . import mlp
 from .data import CharVocab, build_charset, load_text, pydoc_text
+from .distil import pack_soft, unpack_soft
 from .ngram import NGramModel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CONFIG = {"context": 16, "embed": 24, "hidden": 2048, "order": 5, "vocab_size": 96,
+CONFIG = {"context": 16, "embed": 24, "hidden": 2048, "vocab_size": 96,
+          "order": 7, "min_share": 0.02, "streams": 1000, "stream_length": 200,  # the distilled draft
           "steps": 6000, "batch": 256, "lr": 2e-3, "lr_final": 1e-4, "weight_decay": 0.1, "seed": 0}
 
 
@@ -66,6 +72,31 @@ def mean_loss(params, X, y, batch=4096):
     return total / len(y)
 
 
+def target_rows(params, X, batch=8192):
+    """p(. | window) for every row of X [N, n], float32, by the training forward pass in chunks."""
+    out = np.empty((len(X), len(params["b2"])), np.float32)
+    for i in range(0, len(X), batch):
+        x = params["E"][X[i:i + batch]].reshape(len(X[i:i + batch]), -1)
+        z = np.tanh(x @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
+        z -= z.max(1, keepdims=True)
+        w = np.exp(z)
+        out[i:i + batch] = w / w.sum(1, keepdims=True)
+    return out
+
+
+def greedy_continuations(params, ids, streams, length, context, seed=0):
+    """The target's greedy continuations of `streams` random `context`-id prompts from `ids`, batched.
+
+    One list: each prompt followed by its `length` continuation ids.
+    """
+    rng = np.random.default_rng(seed)
+    starts = rng.integers(context, len(ids) - context, streams)
+    seq = np.array([ids[s - context:s] for s in starts], np.int64)
+    for _ in range(length):
+        seq = np.concatenate([seq, target_rows(params, seq[:, -context:]).argmax(1)[:, None]], 1)
+    return seq.ravel().tolist()
+
+
 def train_mlp(ids, vocab_size, context, embed, hidden, steps, batch, lr, lr_final=None, seed=0,
               pad=0, progress=False, weight_decay=0.0):
     """Train the MLP with Adam (cosine decay lr -> lr_final); return (params, list of batch losses)."""
@@ -96,9 +127,12 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=CONFIG["steps"])
     parser.add_argument("--hidden", type=int, default=CONFIG["hidden"])
     parser.add_argument("--weight-decay", type=float, default=CONFIG["weight_decay"])
+    parser.add_argument("--order", type=int, default=CONFIG["order"], help="n-gram order of the draft")
+    parser.add_argument("--draft-only", action="store_true",
+                        help="keep the target in --out, rebuild only the (distilled) draft")
     parser.add_argument("--out", default=HERE, help="folder for draft_ngram.npz and target_mlp.npz")
     args = parser.parse_args(argv)
-    cfg = dict(CONFIG, steps=args.steps, hidden=args.hidden, weight_decay=args.weight_decay)
+    cfg = dict(CONFIG, steps=args.steps, hidden=args.hidden, weight_decay=args.weight_decay, order=args.order)
 
     text = load_text(args.text) if args.text else pydoc_text()
     vocab = CharVocab(build_charset(text, cfg["vocab_size"]))
@@ -109,31 +143,50 @@ def main(argv=None):
     charset = np.array([ord(ch) for ch in vocab.charset], np.int32)
     print(f"corpus: {len(ids)} characters, vocabulary {len(vocab)}, train {len(train_ids)}, held out {len(val_ids)}")
 
-    t0 = time.time()
-    draft = NGramModel.fit(train_ids, len(vocab), cfg["order"], pad=pad)
-    np.savez_compressed(os.path.join(args.out, "draft_ngram.npz"), keys=draft.keys, counts=draft.counts.astype(np.int32),
-                        order=cfg["order"], pad=pad, charset=charset)
     Xv, yv = windows_and_targets(val_ids, cfg["context"], pad)
-    q_val = -np.mean(np.log(draft.next_token_probs([val_ids[max(0, i - 8):i] for i in range(len(val_ids))])
-                            [np.arange(len(val_ids)), val_ids]))
-    print(f"draft: order-{cfg['order']} n-gram, {len(draft.keys)} distinct n-grams, held-out loss {q_val:.4f} nats/char "
-          f"({time.time() - t0:.1f} s)")
+    target_path = os.path.join(args.out, "target_mlp.npz")
+    if args.draft_only:
+        with np.load(target_path) as f:
+            rounded = {k: f[k].astype(np.float32) for k in mlp.PARAM_NAMES}
+        print(f"target: loaded {target_path}, held-out loss {mean_loss(rounded, Xv, yv):.4f} nats/char")
+    else:
+        t0 = time.time()
+        params, losses = train_mlp(train_ids, len(vocab), cfg["context"], cfg["embed"], cfg["hidden"], cfg["steps"],
+                                   cfg["batch"], cfg["lr"], cfg["lr_final"], cfg["seed"], pad=pad, progress=True,
+                                   weight_decay=cfg["weight_decay"])
+        minutes = (time.time() - t0) / 60
+        # Stored as float16 (half the bytes); the shipped model is exactly these rounded weights.
+        stored = {k: v.astype(np.float16) for k, v in params.items()}
+        rounded = {k: v.astype(np.float32) for k, v in stored.items()}
+        Xt, yt = windows_and_targets(train_ids, cfg["context"], pad)
+        sub = np.random.default_rng(1).integers(0, len(yt), 50_000)
+        print(f"target: {minutes:.1f} min, final batch loss {np.mean(losses[-100:]):.4f}; float16 weights: "
+              f"train loss {mean_loss(rounded, Xt[sub], yt[sub]):.4f}, held-out loss "
+              f"{mean_loss(rounded, Xv, yv):.4f} nats/char")
+        np.savez_compressed(target_path, **stored, context=cfg["context"], pad=pad, charset=charset)
 
+    # The draft is distilled from the shipped (float16-rounded) target, on the training text plus the
+    # target's own greedy continuations of random training prompts (on-policy data, as in DistillSpec).
     t0 = time.time()
-    params, losses = train_mlp(train_ids, len(vocab), cfg["context"], cfg["embed"], cfg["hidden"], cfg["steps"],
-                               cfg["batch"], cfg["lr"], cfg["lr_final"], cfg["seed"], pad=pad, progress=True,
-                               weight_decay=cfg["weight_decay"])
-    minutes = (time.time() - t0) / 60
-    # Stored as float16 (half the bytes); the shipped model is exactly these rounded weights.
-    stored = {k: v.astype(np.float16) for k, v in params.items()}
-    rounded = {k: v.astype(np.float32) for k, v in stored.items()}
-    Xt, yt = windows_and_targets(train_ids, cfg["context"], pad)
-    sub = np.random.default_rng(1).integers(0, len(yt), 50_000)
-    print(f"target: {minutes:.1f} min, final batch loss {np.mean(losses[-100:]):.4f}; float16 weights: "
-          f"train loss {mean_loss(rounded, Xt[sub], yt[sub]):.4f}, held-out loss {mean_loss(rounded, Xv, yv):.4f} nats/char")
-    np.savez_compressed(os.path.join(args.out, "target_mlp.npz"), **stored, context=cfg["context"], pad=pad,
+    text_ids = list(train_ids) + greedy_continuations(rounded, train_ids, cfg["streams"], cfg["stream_length"],
+                                                      cfg["context"], cfg["seed"])
+    X, _ = windows_and_targets(text_ids, cfg["context"], pad)
+    distilled = NGramModel.distil(text_ids, target_rows(rounded, X), len(vocab), cfg["order"], pad=pad,
+                                  min_share=cfg["min_share"])
+    stored = dict(keys=distilled.keys, counts=distilled.counts.astype(np.int32),
+                  **pack_soft(distilled.soft, len(vocab)))
+    np.savez_compressed(os.path.join(args.out, "draft_ngram.npz"), **stored, order=cfg["order"], pad=pad,
                         charset=charset)
-    print(f"wrote {args.out}/draft_ngram.npz and target_mlp.npz")
+    # The shipped draft is exactly these rounded shares.
+    draft = NGramModel(stored["keys"], stored["counts"], len(vocab), cfg["order"], pad,
+                       soft=unpack_soft(stored, len(vocab)))
+    rows = draft.next_token_probs([val_ids[max(0, i - 8):i] for i in range(len(val_ids))])
+    p_val = target_rows(rounded, Xv)
+    print(f"draft: order-{cfg['order']} n-gram distilled from the target on {len(text_ids)} characters, "
+          f"{len(draft.keys)} distinct n-grams, {len(stored['soft_share'])} soft counts ({time.time() - t0:.1f} s); "
+          f"on held-out text: argmax q = argmax p {np.mean(rows.argmax(1) == p_val.argmax(1)):.4f}, "
+          f"sum min(p, q) {np.minimum(rows, p_val).sum(1).mean():.4f}")
+    print(f"wrote {args.out}/draft_ngram.npz" + ("" if args.draft_only else " and target_mlp.npz"))
 
 
 if __name__ == "__main__":
