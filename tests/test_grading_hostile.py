@@ -65,6 +65,13 @@ def test_numpy_imported_lazily_under_another_name_loses_the_bonus():
     assert (report.score, report.plain_python, report.bonus) == (100, False, 0)
 
 
+def test_numpy_hidden_from_sys_modules_still_loses_the_bonus():
+    # The import hook is removed and numpy deleted from sys.modules; the parent still sees NumPy's
+    # compiled core in the child's memory map (/proc/PID/maps: extension modules are never unloaded).
+    report = grade("hostile_hide_numpy.py")
+    assert (report.score, report.plain_python, report.bonus) == (100, False, 0)
+
+
 def test_always_equal_objects_earn_nothing():
     for name in ("hostile_always_equal.py", "hostile_always_equal_values.py"):
         report = grade(name)
@@ -100,6 +107,7 @@ def test_looping_on_every_call_stops_after_three_timeouts():
     ("hostile_import_sys_exit.py", "called sys.exit(0) while loading"),
     ("hostile_import_os_exit.py", "exited with code 0 while loading"),
     ("hostile_import_specdec.py", "the grader blocks `import specdec`"),
+    ("hostile_unhook_specdec.py", "No module named 'specdec'"),         # removing the hook is not enough
     ("broken_raises_at_import.py", "RuntimeError: boom at import"),
 ])
 def test_dying_at_import_cannot_be_graded(name, needle):

@@ -164,6 +164,21 @@ class _Guard:
         return None
 
 
+def _hide_course_package():
+    """Make `specdec` unfindable, not just refused: removing `_Guard` from sys.meta_path must not be enough.
+
+    Drops setuptools' editable-install finders and every sys.path entry that holds a
+    specdec/ or exercises/ package. What is left, reading the files from disk, is the
+    same-user limit the README states.
+    """
+    editable = lambda f: str(getattr(f, "__module__", "")).startswith("__editable__")
+    sys.meta_path[:] = [f for f in sys.meta_path if not editable(f)]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not editable(h)]
+    sys.path[:] = [p for p in sys.path
+                   if not any(os.path.exists(os.path.join(p or ".", pkg, "__init__.py")) for pkg in BLOCKED)]
+    sys.path_importer_cache.clear()
+
+
 def main(argv):
     fd, job_path = int(argv[1]), argv[2]
     import resource
@@ -183,6 +198,7 @@ def main(argv):
         while data:
             data = data[write(fd, data):]
 
+    _hide_course_package()
     guard = _Guard(send)
     sys.meta_path.insert(0, guard)
     numpy_loaded = lambda: guard.numpy or any(m == "numpy" or m.startswith("numpy.") for m in sys.modules)
@@ -211,7 +227,11 @@ def main(argv):
         message.update(event="case", index=case["index"], numpy=numpy_loaded())
         send(message)
     send({"event": "done"})
-    os._exit(0)  # skip atexit handlers and threads the submission may have left behind
+    # Wait to be killed: the parent reads this process's memory map (NumPy loaded?) before it does.
+    # os._exit skips atexit handlers and threads the submission may have left behind.
+    import time
+    time.sleep(30)
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -102,8 +102,22 @@ class _Child:
                 continue
             return message
 
-    def stop(self):
+    def numpy_mapped(self):
+        """True if NumPy's compiled core is mapped into the child (Linux /proc).
+
+        Extension modules are never unloaded, so this sees an import even after the
+        submission removed the import hook or deleted numpy from sys.modules.
+        """
+        try:
+            with open(f"/proc/{self.proc.pid}/maps") as maps:
+                return any("_multiarray_umath" in line for line in maps)
+        except OSError:  # not Linux, or the child is already gone
+            return False
+
+    def stop(self, run=None):
         """Kill the child's whole process group (it may have spawned more) and reap it."""
+        if run is not None and self.numpy_mapped():
+            run.numpy = True
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -130,7 +144,7 @@ def run_submission(path, exercise, timeout=10.0, load_timeout=None):
             child = _Child(job_path, workdir, run.stdout)
             first = child.next(load_timeout, run)
             if first == "timeout" or first is None or first.get("event") != "loaded":
-                code = child.stop()
+                code = child.stop(run)
                 if first == "timeout":
                     reason = f"timed out after {load_timeout:g} s while loading (an infinite loop at import?)"
                 elif first is None:
@@ -166,10 +180,10 @@ def run_submission(path, exercise, timeout=10.0, load_timeout=None):
                     run.messages[i] = {"outcome": "garbage",
                                        "message": "the submission wrote to the grader's result channel"}
                     break
-                run.numpy = run.numpy or bool(message.get("numpy"))
+                run.numpy = run.numpy or bool(message.get("numpy")) or child.numpy_mapped()
                 run.messages[i] = message
                 i += 1
-            child.stop()
+            child.stop(run)
             start = i + 1 if i < len(cases) else i
             if timeouts >= MAX_TIMEOUTS:
                 for j in range(start, len(cases)):
