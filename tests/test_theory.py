@@ -11,6 +11,7 @@ References, none of them the code under test:
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -249,3 +250,14 @@ def test_acceptance_rate_against_sample_batch():
 def test_bad_input_raises_clear_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("h", [1e-4, 1e-7, 1e-10, 1e-13])
+def test_expected_tokens_per_step_is_accurate_just_below_alpha_1(h):
+    """Near alpha = 1 the closed form cancels (relative error ~1e-16 / h, 4e-10 at h = 1e-10).
+
+    Independent reference: the geometric sum 1 + alpha + ... + alpha^gamma in exact rationals.
+    """
+    alpha, gamma = 1.0 - h, 8
+    exact = sum(Fraction(alpha) ** k for k in range(gamma + 1))
+    assert abs(Fraction(expected_tokens_per_step(alpha, gamma)) - exact) / exact < 1e-15
