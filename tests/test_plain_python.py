@@ -8,6 +8,7 @@ are compared with the same calls made here, in a process where NumPy is importab
 and with the seed's expected output.
 """
 
+import inspect
 import json
 import subprocess
 import sys
@@ -18,6 +19,24 @@ import specdec
 from specdec import theory
 
 REPO = Path(specdec.__file__).resolve().parents[1]
+
+
+def plain_calls(specdec, theory):
+    """The plain-Python functions on fixed inputs: called in the NumPy-blocked child (its source
+    is sent there by inspect.getsource) and here, so the two result tables come from one text."""
+    return {
+        "sample": specdec.speculative_sample([0, 1], [[0.5, 0.5], [0.5, 0.5]],
+                                             [[0.25, 0.75], [0.75, 0.25], [0.5, 0.5]], rng=1234),
+        "softmax": specdec.softmax([2.0, 1.0, 0.0], temperature=0.5),
+        "residual": specdec.residual_distribution([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]),
+        "exact": theory.exact_output_distribution([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]),
+        "beta": theory.acceptance_rate([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]),
+        "tokens_per_step": theory.expected_tokens_per_step(0.8, 4),
+        "speedup": theory.walltime_speedup(0.8, 4, 0.05),
+        "gamma_star": theory.optimal_draft_length(0.8, 0.05),
+        "counts": theory.accepted_count_distribution(0.8, 4),
+    }
+
 
 CHILD = textwrap.dedent("""
     import json, sys
@@ -39,7 +58,7 @@ CHILD = textwrap.dedent("""
 
     import specdec
     from specdec import theory
-
+""") + inspect.getsource(plain_calls) + textwrap.dedent("""
     out = {
         "blocker_works": blocker_works,
         "specdec_file": specdec.__file__,
@@ -49,16 +68,7 @@ CHILD = textwrap.dedent("""
         "rejection": specdec.verify_speculative_tokens(
             [2, 0], [[0.2, 0.3, 0.5], [0.6, 0.15, 0.25]],
             [[0.1, 0.4, 0.5], [0.2, 0.45, 0.35], [0.0, 0.0, 1.0]], [0.9, 0.7]),
-        "sample": specdec.speculative_sample([0, 1], [[0.5, 0.5], [0.5, 0.5]],
-                                             [[0.25, 0.75], [0.75, 0.25], [0.5, 0.5]], rng=1234),
-        "softmax": specdec.softmax([2.0, 1.0, 0.0], temperature=0.5),
-        "residual": specdec.residual_distribution([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]),
-        "exact": theory.exact_output_distribution([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]),
-        "beta": theory.acceptance_rate([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]),
-        "tokens_per_step": theory.expected_tokens_per_step(0.8, 4),
-        "speedup": theory.walltime_speedup(0.8, 4, 0.05),
-        "gamma_star": theory.optimal_draft_length(0.8, 0.05),
-        "counts": theory.accepted_count_distribution(0.8, 4),
+        **plain_calls(specdec, theory),
         "numpy_modules": sorted(m for m in sys.modules if m == "numpy" or m.startswith("numpy.")),
     }
     print(json.dumps(out))
@@ -85,18 +95,7 @@ def test_specdec_works_with_numpy_blocked():
     assert child["rejection"] == {"accepted_tokens": [2], "bonus_token": 1, "acceptance_count": 1}
 
     # every other result equals the same call made here, where numpy is importable
-    here = {
-        "sample": specdec.speculative_sample([0, 1], [[0.5, 0.5], [0.5, 0.5]],
-                                             [[0.25, 0.75], [0.75, 0.25], [0.5, 0.5]], rng=1234),
-        "softmax": specdec.softmax([2.0, 1.0, 0.0], temperature=0.5),
-        "residual": specdec.residual_distribution([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]),
-        "exact": theory.exact_output_distribution([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]),
-        "beta": theory.acceptance_rate([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]),
-        "tokens_per_step": theory.expected_tokens_per_step(0.8, 4),
-        "speedup": theory.walltime_speedup(0.8, 4, 0.05),
-        "gamma_star": theory.optimal_draft_length(0.8, 0.05),
-        "counts": theory.accepted_count_distribution(0.8, 4),
-    }
+    here = plain_calls(specdec, theory)
     for key, value in here.items():
         assert child[key] == json.loads(json.dumps(value)), key
 
