@@ -102,15 +102,11 @@ def check_draft(draft_tokens, draft_probs, target_probs):
     if len(draft_probs) != k:
         raise ValueError(f"len(draft_probs) is {len(draft_probs)} but len(draft_tokens) is {k}: "
                          "one draft row per drafted token")
-    if len(target_probs) < k:
-        raise ValueError(f"len(target_probs) is {len(target_probs)} but len(draft_tokens) is {k}: "
-                         "the target must score every drafted position (K rows, or K + 1 for the bonus)")
+    _check_scores_every_draft(target_probs, k)
     if not target_probs:
         return [], [], []  # K = 0 and no bonus row: nothing to verify
-    p = [check_row(target_probs[0], "target_probs[0]")]
+    p = check_target_rows(target_probs)
     vocab = len(p[0])
-    p += [check_row(row, f"target_probs[{i}]", vocab, "target_probs[0]")
-          for i, row in enumerate(target_probs[1:], start=1)]
     q = [check_row(row, f"draft_probs[{i}]", vocab, f"target_probs[{i}]")
          for i, row in enumerate(draft_probs)]
     tokens = [check_token(t, f"draft_tokens[{i}]", vocab) for i, t in enumerate(draft_tokens)]
@@ -119,6 +115,31 @@ def check_draft(draft_tokens, draft_probs, target_probs):
             raise ValueError(f"draft_probs[{i}][{x}] is 0 but draft_tokens[{i}] is {x}: "
                              "the draft cannot have proposed a token it gives probability 0")
     return tokens, q, p
+
+
+def _check_scores_every_draft(target_probs, k):
+    if len(target_probs) < k:
+        raise ValueError(f"len(target_probs) is {len(target_probs)} but len(draft_tokens) is {k}: "
+                         "the target must score every drafted position (K rows, or K + 1 for the bonus)")
+
+
+def check_target_rows(target_probs):
+    """Validate a non-empty list of target rows over one vocabulary; return them as lists of floats."""
+    p = [check_row(target_probs[0], "target_probs[0]")]
+    return p + [check_row(row, f"target_probs[{i}]", len(p[0]), "target_probs[0]")
+                for i, row in enumerate(target_probs[1:], start=1)]
+
+
+def check_scored(draft_tokens, target_probs):
+    """Validate a draft of K tokens and the target's rows, for rules that never read q (greedy, typical)."""
+    draft_tokens = check_sequence(draft_tokens, "draft_tokens")
+    target_probs = check_sequence(target_probs, "target_probs")
+    k = len(draft_tokens)
+    _check_scores_every_draft(target_probs, k)
+    if not target_probs:
+        return [], []
+    p = check_target_rows(target_probs)
+    return [check_token(t, f"draft_tokens[{i}]", len(p[0])) for i, t in enumerate(draft_tokens)], p
 
 
 def check_samples(random_samples, k):

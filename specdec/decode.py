@@ -2,30 +2,49 @@
 
 One speculative step (Leviathan et al. 2023; target p, draft q, draft length gamma):
 the draft proposes gamma tokens one by one, the target scores all gamma + 1
-positions in ONE call (`probs_for_positions`), and the verifier keeps the
-longest accepted prefix plus one token from the target (a correction at the
-first rejection, or a bonus if all gamma were accepted). So every target call
-emits between 1 and gamma + 1 tokens.
+positions in ONE call (`probs_for_positions`), and a verification rule keeps a
+prefix of the draft plus one token from the target (a correction, or a bonus if
+all gamma were kept). So every target call emits between 1 and gamma + 1 tokens.
 
-- temperature 0 (greedy): accept while the drafted token is argmax p (ties: lowest
-  id); the output is token for token the target's own greedy decoding.
-- temperature T > 0: p and q are BOTH tempered before verification (vLLM #9834
-  tempered only one), a draft x ~ q is accepted if u < min(1, p(x)/q(x)), else the
-  correction is drawn from normalize(max(0, p - q)); the output is distributed
-  exactly as the target's own sampling at temperature T.
+The rule is `verify=` (the rules themselves live in `rules.py` and `multidraft.py`):
+
+    "token"    (default) accept x ~ q if u < min(1, p(x)/q(x)), else draw from normalize(max(0, p - q))
+    "block"    block verification (Sun et al. 2024): never fewer tokens per call on average
+    "tree"     `width` children per node, drawn from q without replacement, gamma levels deep
+               (width + ... + width^gamma nodes); the target scores every node in ONE call
+               (`probs_for_tree`) and each level is verified by recursive rejection
+    "typical"  Medusa's typical acceptance (eps, delta), greedy corrections: NOT lossless
+    "greedy"   temperature 0 only: accept while the draft is argmax p
+
+At temperature T > 0, p and q are BOTH tempered (vLLM #9834 tempered only one), and
+"token", "block" and "tree" emit text distributed exactly as the target's own
+sampling at T. At T = 0 every rule is greedy verification (with one-hot rows, the
+lossless rules keep a draft iff it is argmax p; the bar of "typical" is then 0.09),
+so the output is token for token the target's greedy decoding, drafted by argmax
+q (or, for trees, the top `width` ids of q).
 
     >>> from specdec.models import load_pretrained
     >>> draft, target = load_pretrained()
     >>> prompt = target.encode("The ")
-    >>> res = speculative_generate(draft, target, prompt, 20, gamma=4)
+    >>> res = speculative_generate(draft, target, prompt, 20, gamma=4, verify="block")
     >>> res.tokens == autoregressive_generate(target, prompt, 20), len(res.tokens)
     (True, 20)
+
+The models must have the interface written down in `interface.py` (`Draft`, `Target`;
+checked at the door); `RowDraft` gives it to a model that can only return rows. The
+rules run on NumPy rows through `numpy_rows.NumpyRows`.
 """
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from . import multidraft, rules
+from .interface import Draft, RowDraft, Target  # noqa: F401  (the model interface, importable from here too)
+from .numpy_rows import NumpyRows, sample_index
+
+RULES = ("token", "block", "tree", "typical", "greedy")
 
 
 @dataclass
@@ -35,15 +54,17 @@ class SpeculativeResult:
     tokens: list            # exactly max_new_tokens new ids
     from_draft: list        # per token: True = an accepted draft, False = the target's correction or bonus
     accepted: list          # per target call: drafts accepted
-    drafted: list           # per target call: drafts proposed (gamma, fewer near the end)
+    drafted: list           # per target call: the most it could accept (gamma, fewer near the end; a tree's depth)
     target_calls: int
-    draft_calls: int
+    draft_calls: int        # contexts the draft scored (a tree's level of k nodes counts k)
+    scored: list = field(default_factory=list)   # per target call: positions scored (gamma + 1; tree nodes + 1)
 
     @property
     def alpha(self):
         """Measured acceptance rate: accepted / drafts actually tested (drafts after a rejection are not).
 
-        For i.i.d. acceptance with probability alpha this is the maximum-likelihood estimate.
+        For i.i.d. acceptance with probability alpha this is the maximum-likelihood estimate;
+        for a tree, it is the chance that a level keeps one of its children.
         """
         tested = sum(a + (a < d) for a, d in zip(self.accepted, self.drafted))
         return sum(self.accepted) / tested if tested else float("nan")
@@ -69,57 +90,31 @@ def _check(prompt_ids, max_new_tokens, temperature, vocab_size, gamma=1):
     return [int(t) for t in ids]
 
 
+def _check_rule(draft, target, verify, temperature, width, eps, delta):
+    """(width, eps, delta) with defaults, after checking the rule, its options and the models."""
+    if verify not in RULES:
+        raise ValueError(f"verify is {verify!r}; choose one of {', '.join(map(repr, RULES))}")
+    if verify == "greedy" and temperature != 0:
+        raise ValueError(f"verify='greedy' decodes at temperature 0, got temperature {temperature}")
+    for name, value, rule in (("width", width, "tree"), ("eps", eps, "typical"), ("delta", delta, "typical")):
+        if value is not None and verify != rule:
+            raise ValueError(f"{name} is an option of verify={rule!r}, not of verify={verify!r}")
+    if verify == "tree" and width is not None and (isinstance(width, bool) or not isinstance(width, numbers.Integral)
+                                                    or width < 1):
+        raise ValueError(f"width must be an int >= 1, got {width!r}")
+    for name, model, protocol in (("draft", draft, Draft), ("target", target, Target)):
+        if not isinstance(model, protocol):
+            raise TypeError(f"{name} lacks the {protocol.__name__} interface (specdec.decode.{protocol.__name__}: "
+                            f"{', '.join(m for m in protocol.__annotations__)} and its methods); "
+                            "wrap a model that only has next_token_probs in RowDraft")
+    if draft.V != target.V:
+        raise ValueError(f"the draft has {draft.V} ids but the target has {target.V}: they must share a vocabulary")
+    return (2 if width is None else int(width)), (rules.TYPICAL_EPS if eps is None else float(eps)), \
+        (rules.TYPICAL_DELTA if delta is None else float(delta))
+
+
 def _rng(rng):
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-
-def sample_index(row, rng):
-    """Draw an index from the distribution `row` (inverse CDF; never an index with zero mass)."""
-    cdf = np.cumsum(row)
-    # side='right': the first j with cdf[j] > u * total, so row[j] > 0
-    return min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), len(row) - 1)
-
-
-def verify_sampled(drafted, q_rows, p_rows, rng):
-    """Lossless verification of one draft: (accepted ids, the correction or bonus id).
-
-    The rule of `specdec.sampling.speculative_sample`, on NumPy rows; it draws its
-    uniforms in the same order, so with the same `random.Random` both give the same ids.
-    """
-    for i, x in enumerate(drafted):
-        p, q = p_rows[i], q_rows[i]
-        if not rng.random() < min(1.0, p[x] / q[x]):  # q[x] > 0: x was drawn from q
-            residual = np.maximum(p - q, 0.0)
-            mass = residual.sum()
-            return drafted[:i], sample_index(residual / mass if mass > 0 else p, rng)
-    return list(drafted), (sample_index(p_rows[len(drafted)], rng) if len(p_rows) > len(drafted) else None)
-
-
-def verify_greedy(drafted, p_rows):
-    """Greedy verification: keep drafts while each is argmax p (ties: lowest id); then argmax p."""
-    best = np.asarray(p_rows).argmax(1).tolist()  # argmax returns the first maximum
-    for i, x in enumerate(drafted):
-        if x != best[i]:
-            return drafted[:i], best[i]
-    return list(drafted), best[len(drafted)]
-
-
-def _greedy_proposer(draft):
-    """ids -> argmax q(. | ids): greedy verification never reads q, so no row is built or returned."""
-    if hasattr(draft, "argmax_next"):
-        return draft.argmax_next
-    return lambda ids: int(np.argmax(draft.next_token_probs([ids], 1.0)[0]))
-
-
-def _proposer(draft, temperature, rng):
-    """ids -> (next id drawn from q at temperature > 0, the row q); the draft's own fast path if it has one."""
-    if hasattr(draft, "propose"):
-        return lambda ids: draft.propose(ids, temperature, rng)
-
-    def propose(ids):
-        q = draft.next_token_probs([ids], temperature)[0]
-        return sample_index(q, rng), q
-    return propose
 
 
 def autoregressive_generate(target, prompt_ids, max_new_tokens, temperature=0.0, rng=None):
@@ -133,41 +128,87 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens, temperature=0.0,
     return ids[start:]
 
 
-def speculative_generate(draft, target, prompt_ids, max_new_tokens, gamma, temperature=0.0, rng=None):
-    """max_new_tokens new ids, drafted by q in runs of gamma and verified by p; a SpeculativeResult."""
+def _tree_step(draft, target, ids, depth, width, temperature, rng):
+    """Draft a tree, score it in one target call, verify it: (kept ids, next id, nodes, draft rows)."""
+    tokens, parents, q_rows, paths, frontier, contexts = [], [], [None], {-1: []}, [-1], 0
+    for _ in range(depth):
+        contexts += len(frontier)
+        level = draft.next_token_probs([ids + paths[f] for f in frontier], temperature or 1.0)   # [len(frontier), V]
+        new = []
+        for f, q in zip(frontier, level):
+            q_rows[f + 1] = q
+            if temperature == 0:
+                kids = np.argsort(-q, kind="stable")[:width].tolist()   # the top `width` ids, ties to the lower
+            else:                                                       # `width` draws without replacement
+                left, kids = np.array(q, dtype=np.float64), []
+                for _ in range(min(width, np.count_nonzero(q))):
+                    kids.append(sample_index(left, rng))
+                    left[kids[-1]] = 0.0
+            for x in kids:
+                tokens.append(x)
+                parents.append(f)
+                q_rows.append(None)
+                paths[len(tokens) - 1] = paths[f] + [x]
+                new.append(len(tokens) - 1)
+        frontier = new
+    p_rows = target.probs_for_tree(ids, parents, tokens, temperature or 1.0)   # [nodes + 1, V], ONE call
+    if temperature == 0:
+        path, y = multidraft.greedy_tree_rule(tokens, parents, p_rows.argmax(1).tolist())
+    else:
+        path, y = multidraft.tree_rule(tokens, parents, q_rows, p_rows, rng, replace=False, rows=NumpyRows)
+    return [tokens[i] for i in path], y, len(tokens), contexts
+
+
+def speculative_generate(draft, target, prompt_ids, max_new_tokens, gamma, temperature=0.0, rng=None, *,
+                         verify="token", width=None, eps=None, delta=None):
+    """max_new_tokens new ids, drafted by q in runs of gamma and verified by p; a SpeculativeResult.
+
+    verify: "token", "block", "tree" (width children per node, default 2), "typical"
+    (eps, delta: Medusa's 0.09, 0.3 by default) or "greedy" (temperature 0).
+    rng: a numpy Generator or a seed; the same seed gives the same output.
+    """
     ids = _check(prompt_ids, max_new_tokens, temperature, target.V, gamma)
-    if draft.V != target.V:
-        raise ValueError(f"the draft has {draft.V} ids but the target has {target.V}: they must share a vocabulary")
+    width, eps, delta = _check_rule(draft, target, verify, temperature, width, eps, delta)
     greedy = temperature == 0
     rng = None if greedy else _rng(rng)
     t = temperature or 1.0
     start = len(ids)
     res = SpeculativeResult([], [], [], [], 0, 0)
-    # Greedy drafting needs only ids (the per-step Python work is a visible share of a ~90 us step).
-    propose = _greedy_proposer(draft) if greedy else _proposer(draft, temperature, rng)
     while len(ids) - start < max_new_tokens:
         # never draft past the end: this step may emit up to g + 1 tokens
         g = min(gamma, max_new_tokens - (len(ids) - start) - 1)
-        base = len(ids)
-        if greedy:
-            for _ in range(g):
-                ids.append(propose(ids))
+        if verify == "tree":
+            kept, extra, nodes, rows = _tree_step(draft, target, ids, g, width, temperature, rng)
+            ids += kept
+            res.draft_calls += rows
+            res.scored.append(nodes + 1)
         else:
-            q_rows = []
-            for _ in range(g):
-                x, q = propose(ids)
-                ids.append(x)
-                q_rows.append(q)
-        res.draft_calls += g
-        drafted = ids[base:]
-        p_rows = target.probs_for_positions(ids, base, t)      # [g + 1, V], one target call
-        res.target_calls += 1
-        if greedy:
-            kept, extra = verify_greedy(drafted, p_rows)
-        else:
-            kept, extra = verify_sampled(drafted, q_rows, p_rows, rng)
-        del ids[base + len(kept):]
+            base = len(ids)
+            if greedy:  # greedy drafting needs only ids (the per-step Python work is a visible share of a step)
+                for _ in range(g):
+                    ids.append(draft.argmax_next(ids))
+            else:
+                q_rows = []
+                for _ in range(g):
+                    x, q = draft.propose(ids, temperature, rng)
+                    ids.append(x)
+                    q_rows.append(q)
+            drafted = ids[base:]
+            p_rows = target.probs_for_positions(ids, base, t)          # [g + 1, V], one target call
+            if greedy:
+                n, extra = rules.greedy_rule(drafted, p_rows.argmax(1).tolist())
+            elif verify == "token":
+                n, extra = rules.token_rule(drafted, q_rows, p_rows, rng, NumpyRows)
+            elif verify == "block":
+                n, extra = rules.block_rule(drafted, q_rows, p_rows, rng, NumpyRows)
+            else:
+                n, extra = rules.typical_rule(drafted, p_rows, eps, delta, NumpyRows)
+            del ids[base + n:]
+            kept = drafted[:n]
+            res.draft_calls += g
+            res.scored.append(g + 1)
         ids.append(extra)
+        res.target_calls += 1
         res.accepted.append(len(kept))
         res.drafted.append(g)
         res.from_draft += [True] * len(kept) + [False]

@@ -1,4 +1,4 @@
-"""The residual distribution and the seed's argmax: the two pieces a rejection needs.
+"""The residual distribution, and the two ways to pick a token from a row: the seed's argmax and a draw.
 
 When the target p rejects a drafted token, the replacement comes from what p
 has that q lacks (Leviathan et al. 2023, target p, draft q):
@@ -7,6 +7,11 @@ has that q lacks (Leviathan et al. 2023, target p, draft q):
 
     >>> residual_distribution([0.1, 0.6, 0.3], [0.5, 0.2, 0.3])
     [0.0, 1.0, 0.0]
+
+Block verification (`block.py`) uses the same residual with p scaled by a
+weight w in [0, 1]: normalize(max(0, w p - q)), and its mass
+`residual_mass(p, q, w)`. The graded rule picks from the residual with
+`argmax`; the lossless rules draw from it with `sample_from`.
 
 Convention (the seed leaves it open): if the residual has no mass, which with
 exact distributions can only happen when p == q (and then nothing is ever
@@ -17,22 +22,33 @@ jaymody/speculative-sampling#5 shipped; vLLM v1 returned token 0 instead.
 import math
 
 
-def residual_distribution(p, q):
-    """Return normalize(max(0, p - q)) as a list, or a copy of p when that has no mass.
+def residual_distribution(p, q, weight=1.0):
+    """Return normalize(max(0, weight * p - q)) as a list, or a copy of p when that has no mass.
 
     p and q are probability rows of equal length (lists, tuples or arrays);
-    neither is modified.
+    neither is modified. weight is 1 except in block verification.
 
     >>> residual_distribution([0.5, 0.5], [0.5, 0.5])  # no mass: fall back to p
     [0.5, 0.5]
+    >>> residual_distribution([0.5, 0.5], [0.75, 0.25], weight=0.75)  # max(0, [0.375 - 0.75, 0.375 - 0.25])
+    [0.0, 1.0]
     """
     if len(p) != len(q):
         raise ValueError(f"p has {len(p)} entries but q has {len(q)}")
-    excess = [max(0.0, float(pi) - float(qi)) for pi, qi in zip(p, q)]
+    excess = [max(0.0, weight * float(pi) - float(qi)) for pi, qi in zip(p, q)]
     mass = math.fsum(excess)  # exactly rounded: the same on every Python (3.12 changed sum())
     if mass <= 0.0:
         return [float(pi) for pi in p]
     return [e / mass for e in excess]
+
+
+def residual_mass(p, q, weight=1.0):
+    """sum_y max(0, weight * p(y) - q(y)); with weight 1 this is TV(p, q) = 1 - beta.
+
+    >>> residual_mass([0.5, 0.25, 0.25], [0.25, 0.25, 0.5])  # 0.25 + 0 + 0
+    0.25
+    """
+    return math.fsum(max(0.0, weight * float(pi) - float(qi)) for pi, qi in zip(p, q))
 
 
 def argmax(row):
@@ -46,3 +62,21 @@ def argmax(row):
         if row[j] > row[best]:  # strict: an equal value later never wins
             best = j
     return best
+
+
+def sample_from(row, rng):
+    """Draw an index from the distribution `row` by inverting its CDF with one uniform.
+
+    Subtle: float rounding can leave the running sum a hair below u at the end;
+    the last index with positive mass is then returned, never one with zero mass.
+    """
+    u = rng.random() * sum(row)
+    cumulative = 0.0
+    last = None
+    for j, w in enumerate(row):
+        if w > 0.0:
+            cumulative += w
+            last = j
+            if u < cumulative:
+                return j
+    return last

@@ -9,8 +9,10 @@ Same rule as the graded `verify.py`, with the two argmaxes replaced by draws
 
 When each x_i was drawn from q_i, every token this emits is distributed exactly
 as the target p would have produced it (`theory.exact_output_distribution`
-proves it by enumeration). Validation and the returned keys are those of
-`verify_speculative_tokens`; the correction or bonus is in 'bonus_token'.
+proves it for one token by enumeration, `theory.emitted_distribution` for whole
+texts). Validation and the returned keys are those of `verify_speculative_tokens`;
+the correction or bonus is in 'bonus_token'. The loop is `rules.token_rule`;
+`block.block_verify` is its sibling that judges the drafted block as a whole.
 
     >>> speculative_sample([0], [[0.5, 0.5]], [[0.5, 0.5], [0.0, 1.0]], rng=0)
     {'accepted_tokens': [0], 'bonus_token': 1, 'acceptance_count': 1}
@@ -20,7 +22,8 @@ import numbers
 import random
 
 from ._checks import check_draft
-from .residual import residual_distribution
+from .residual import sample_from  # noqa: F401  (lives with the residual; lesson 03 imports it from here)
+from .rules import token_rule
 
 
 def make_rng(rng):
@@ -34,24 +37,6 @@ def make_rng(rng):
     raise TypeError(f"rng must be a random.Random, an int seed or None, got {type(rng).__name__}")
 
 
-def sample_from(row, rng):
-    """Draw an index from the distribution `row` by inverting its CDF with one uniform.
-
-    Subtle: float rounding can leave the running sum a hair below u at the end;
-    the last index with positive mass is then returned, never one with zero mass.
-    """
-    u = rng.random() * sum(row)
-    cumulative = 0.0
-    last = None
-    for j, w in enumerate(row):
-        if w > 0.0:
-            cumulative += w
-            last = j
-            if u < cumulative:
-                return j
-    return last
-
-
 def speculative_sample(draft_tokens, draft_probs, target_probs, rng=None):
     """Verify a draft by speculative sampling; return the graded function's dict.
 
@@ -59,18 +44,5 @@ def speculative_sample(draft_tokens, draft_probs, target_probs, rng=None):
     u_i are drawn only for the steps actually verified (none after a rejection).
     """
     tokens, q, p = check_draft(draft_tokens, draft_probs, target_probs)
-    rng = make_rng(rng)
-
-    accepted = []
-    for i, x in enumerate(tokens):
-        # Subtle: strict < (the seed's graded rule has <=). For u ~ U[0, 1),
-        # P(u < r) is exactly r, so a token with p(x) = 0 is never accepted.
-        if rng.random() < min(1.0, p[i][x] / q[i][x]):
-            accepted.append(x)
-        else:
-            correction = sample_from(residual_distribution(p[i], q[i]), rng)
-            return {"accepted_tokens": accepted, "bonus_token": correction, "acceptance_count": len(accepted)}
-
-    k = len(tokens)
-    bonus = sample_from(p[k], rng) if len(p) > k else None
-    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+    n, bonus = token_rule(tokens, q, p, make_rng(rng))   # the loop: rules.token_rule
+    return {"accepted_tokens": tokens[:n], "bonus_token": bonus, "acceptance_count": n}

@@ -9,6 +9,14 @@ For each step i with drafted token x = draft_tokens[i]:
     otherwise      bonus_token = argmax normalize(max(0, p_i - q_i)); stop.
 If all K are accepted and target_probs has a row K: bonus_token = argmax p_K.
 
+This module validates the input and builds the dict; the loop above is
+`rules.graded_rule`, written beside the other verification rules (`rules.py`):
+
+    for i, x in enumerate(tokens):
+        if not graded_accepts(u[i], p[i][x], q[i][x]):                # u_i <= min(1, p_i(x) / q_i(x))
+            return i, argmax(residual_distribution(p[i], q[i]))     # first rejection: correct and stop
+    return K, (argmax(p[K]) if len(p) > K else None)                # all K kept
+
     >>> verify_speculative_tokens([2, 1], [[0.1, 0.2, 0.7], [0.2, 0.6, 0.2]],
     ...     [[0.05, 0.15, 0.8], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2]], [0.5, 0.4])
     {'accepted_tokens': [2, 1], 'bonus_token': 0, 'acceptance_count': 2}
@@ -34,7 +42,7 @@ Conventions for what the seed leaves open (each one is tested):
 """
 
 from ._checks import check_draft, check_samples
-from .residual import argmax, residual_distribution
+from .rules import graded_rule
 
 
 def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
@@ -53,15 +61,6 @@ def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_sa
     """
     tokens, q, p = check_draft(draft_tokens, draft_probs, target_probs)
     u = check_samples(random_samples, len(tokens))
-
-    accepted = []
-    for i, x in enumerate(tokens):
-        if u[i] <= min(1.0, p[i][x] / q[i][x]):
-            accepted.append(x)
-        else:  # first rejection: correct from the residual and stop
-            bonus = argmax(residual_distribution(p[i], q[i]))
-            return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
-
-    k = len(tokens)
-    bonus = argmax(p[k]) if len(p) > k else None  # all K accepted: the target's next token, if scored
-    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+    # The loop, eight lines beside its siblings (token, block, greedy, typical): rules.graded_rule.
+    n, bonus = graded_rule(tokens, q, p, u)
+    return {"accepted_tokens": tokens[:n], "bonus_token": bonus, "acceptance_count": n}

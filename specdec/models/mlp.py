@@ -117,6 +117,24 @@ class MLPModel:
             raise ValueError(f"start is {start}, outside [0, len(ids)] = [0, {len(ids)}]")
         return self._probs(self.windows(ids, start), temperature)
 
+    def probs_for_tree(self, ids, parents, tokens, temperature=1.0):
+        """p(. | ids) and p(. | ids + the path to node i) for every node of a draft tree, in one call.
+
+        Node i holds tokens[i] under node parents[i] (-1: under the root, the context `ids`),
+        an earlier node. Returns [len(tokens) + 1, V]: row 0 for the root, row i + 1 for node i.
+        A chain (parents -1, 0, 1, ...) gives the rows of probs_for_positions.
+        """
+        if len(parents) != len(tokens):
+            raise ValueError(f"len(parents) is {len(parents)} but len(tokens) is {len(tokens)}: one parent per node")
+        win = np.empty((len(tokens) + 1, self.context), np.int64)   # [nodes + 1, n]
+        win[0] = self.windows(ids, len(ids))[0]
+        for i, (parent, token) in enumerate(zip(parents, tokens)):
+            if not -1 <= parent < i or not 0 <= token < self.V:
+                raise ValueError(f"node {i}: parent {parent} must be in [-1, {i}) and token {token} in [0, {self.V})")
+            win[i + 1, :-1] = win[parent + 1, 1:]                   # the parent's window, shifted by one id
+            win[i + 1, -1] = token
+        return self._probs(win, temperature)
+
     def next_token_probs(self, contexts, temperature=1.0):
         """[B, V] next-token distributions, one row per context (a list of id lists)."""
         windows = np.stack([self.windows(c, len(c))[0] for c in contexts])
