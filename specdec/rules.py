@@ -6,21 +6,20 @@ the bonus. Every rule returns (n, y): keep the first n drafts, then emit y (the
 correction at the first failure, or the bonus after all K; None if there is no row K).
 They differ only in the test and in how y is picked:
 
-    rule          keeps x_i while                         y is                             distributed as p?
-    graded_rule   u_i <= min(1, p_i(x_i) / q_i(x_i))     argmax residual, argmax p_K      no (the seed's graded variant)
-    token_rule    u_i <  min(1, p_i(x_i) / q_i(x_i))     a draw from residual or p_K      yes (Leviathan et al. 2023)
-    block_rule    n = the LAST i with eta_i < h_i          a draw from w_n-weighted residual yes, and n is never shorter
-                                                                                            on average (Sun et al. 2024)
-    greedy_rule   x_i == argmax p_i                        argmax p_i                       it IS greedy decoding of p
-    typical_rule  p_i(x_i) > min(eps, delta exp(-H(p_i)))  argmax p_i                       no (Medusa, Cai et al. 2024)
+    rule          keep x_i while                           then emit y                           distributed as p?
+    graded_rule   u_i <= min(1, p_i(x_i) / q_i(x_i))       argmax of the residual (or of p_K)    no: the seed's variant
+    token_rule    u_i <  min(1, p_i(x_i) / q_i(x_i))       a draw from the residual (or p_K)     yes (Leviathan et al.)
+    block_rule    i < n, n = the LAST i with eta_i < h_i   a draw from the w_n-weighted residual yes, E[n] >= token's
+    greedy_rule   x_i == argmax p_i                        argmax p_i (or p_K)                   it IS greedy decoding
+    typical_rule  p_i(x_i) > min(eps, delta e^-H(p_i))     argmax p_i (or p_K)                   no (Medusa, Cai et al.)
 
 The public entry points validate their inputs and call these loops:
 `verify.verify_speculative_tokens` (graded), `sampling.speculative_sample` (token),
 `block.block_verify` (block, derived there), `typical.greedy_verify` and
 `typical.typical_verify`; `decode.speculative_generate` calls them on NumPy rows
 by passing `rows`, an object with the row operations below (`PlainRows` here).
-The scalar decisions (`graded_accepts`, `token_accepts`, `block_weight`,
-`block_threshold`, `typical_threshold`) are what `theory` enumerates exactly.
+The scalar decisions come first (`graded_accepts`, `token_accepts`, `block_weight`,
+`block_threshold`, `typical_threshold`); `theory`'s exact enumeration uses the same ones.
 
     >>> q = [[0.5, 0.5], [0.5, 0.5]]
     >>> p = [[0.25, 0.75], [0.75, 0.25], [0.5, 0.5]]
@@ -60,7 +59,7 @@ def token_accepts(u, px, qx):
 
 
 def block_weight(w, px, qx):
-    """w_i = min(1, w_{i-1} p_i(x_i) / q_i(x_i)), w_0 = 1: the share of the drafted prefix block verification may keep."""
+    """w_i = min(1, w_{i-1} p(x_i) / q(x_i)), w_0 = 1: how much of the drafted prefix block verification may keep."""
     return min(1, w * px / qx)
 
 

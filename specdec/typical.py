@@ -17,8 +17,10 @@ draft rows and the samples; the loops are `rules.greedy_rule` and `rules.typical
   passes. The first token is always 1, where the target says 0 one time in 20:
   TV = 1/20 (`theory.emitted_distribution(..., "typical")` computes such TVs exactly).
 
-    >>> typical_verify([0], [[0.05, 0.95]]), typical_verify([1], [[0.05, 0.95]])
-    ({'accepted_tokens': [], 'bonus_token': 1, 'acceptance_count': 0}, {'accepted_tokens': [1], 'bonus_token': None, 'acceptance_count': 1})
+    >>> typical_verify([0], [[0.05, 0.95]])      # 0.05 < 0.09: rejected, the greedy correction is 1
+    {'accepted_tokens': [], 'bonus_token': 1, 'acceptance_count': 0}
+    >>> typical_verify([1], [[0.05, 0.95], [0.5, 0.5]])   # 0.95 passes; the bonus is argmax p_1 (tie: 0)
+    {'accepted_tokens': [1], 'bonus_token': 0, 'acceptance_count': 1}
     >>> greedy_verify([1, 0], [[0.05, 0.95], [0.3, 0.7], [1.0, 0.0]])   # argmax p_1 is 1, not 0
     {'accepted_tokens': [1], 'bonus_token': 1, 'acceptance_count': 1}
 """

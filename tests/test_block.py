@@ -169,12 +169,13 @@ def sample_outcomes(rule, n_runs, seed):
         x = ()
         for _ in range(K):
             x += (gen.choices(range(V), floats(q_model(x)))[0],)
-        n, y = rule(list(x), [floats(q_model(x[:i])) for i in range(K)], [floats(p_model(x[:i])) for i in range(K + 1)],
-                    gen)
+        q_rows, p_rows = [floats(q_model(x[:i])) for i in range(K)], [floats(p_model(x[:i])) for i in range(K + 1)]
+        n, y = rule(list(x), q_rows, p_rows, gen)
         block = x[:n] + (y,)
         blocks[n, block] = blocks.get((n, block), 0) + 1
-        text = block if len(block) >= 2 else block + (gen.choices(range(V), floats(p_model(block)))[0],)  # the target goes on
-        pairs[text[:2]] = pairs.get(text[:2], 0) + 1
+        if len(block) < 2:                                                     # the target goes on
+            block += (gen.choices(range(V), floats(p_model(block)))[0],)
+        pairs[block[:2]] = pairs.get(block[:2], 0) + 1
     return blocks, pairs
 
 
