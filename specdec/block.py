@@ -47,8 +47,10 @@ for its probability under each model, and let every x_i be drawn from q_{i-1}.
    inside s); the target writes what follows. The text starts with s y if the
    block kept s then y (probability q(s) min(q_i(y), w_i p_i(y))), or kept s and
    drew y from the residual (q(s) max(0, w_i p_i(y) - q_i(y))), or ended earlier
-   (D(s) p_i(y)). The first two add up to q(s) w_i p_i(y), and by induction
-   D(s) = p(s) - q(s) w_i(s) (D(empty) = 1 - 1), so the sum is p(s) p_i(y) = p(s y).
+   (D(s) p_i(y)). The first two add up to q(s) w_i p_i(y). And D(s) = p(s) - q(s) w_i(s):
+   D(empty) = 1 - 1, and D(s y) = D(s) p_i(y) + q(s) max(0, w_i p_i(y) - q_i(y))
+   = p(s y) - q(s) min(w_i p_i(y), q_i(y)) = p(s y) - q(s y) w_{i+1}. So the text starts
+   with s y with probability q(s) w_i p_i(y) + D(s) p_i(y) = p(s) p_i(y) = p(s y).
    At i = K all K are kept with probability q(s) w_K and y ~ p_K: the same sum.
 4. Never fewer tokens (Sun et al.'s Theorem 2): w_i = min(1, w_{i-1} r_i) >= w_{i-1} min(1, r_i),
    so w_i >= prod_j min(1, r_j), the chance that the token rule keeps s. Summing (*)
@@ -60,6 +62,13 @@ Why the LAST pass, not the first failure: a later token whose ratio exceeds 1 ca
 lift w back up (w_2 = 1 above) and so rescue a prefix that failed its own test.
 Implementations that keep the last pass but test each token alone, eta_i < min(1, r_i),
 with the per-token residual (vllm-ascend#7807) are not lossless: `theory` measures it.
+
+Drafters without probabilities (n-gram, suffix): vllm-ascend#7603 disabled block
+verification for them, whose missing q it filled with 1.0 for the drafted token. Used
+consistently, as a one-hot row on the drafted token (in the weights, the residual masses
+and the residual alike), that is lossless for both rules: each fixed draft is a valid
+deterministic draft. A row of ones for EVERY token is not. Both are measured exactly by
+`theory.step_outcomes(..., reported="one-hot" or "ones")`.
 
 Edges (each tested):
 - 0/0 in h_i (Z_i = 0 and w_i = 1): h_i = 1. In (*) any h_i works there (1 - w_i + Z_i = 0);

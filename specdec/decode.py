@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import multidraft, rules
-from .interface import Draft, RowDraft, Target  # noqa: F401  (the model interface, importable from here too)
+from .interface import Draft, RowDraft, Target, check_model  # noqa: F401  (importable from here too)
 from .numpy_rows import NumpyRows, sample_index
 
 RULES = ("token", "block", "tree", "typical", "greedy")
@@ -102,11 +102,8 @@ def _check_rule(draft, target, verify, temperature, width, eps, delta):
     if verify == "tree" and width is not None and (isinstance(width, bool) or not isinstance(width, numbers.Integral)
                                                     or width < 1):
         raise ValueError(f"width must be an int >= 1, got {width!r}")
-    for name, model, protocol in (("draft", draft, Draft), ("target", target, Target)):
-        if not isinstance(model, protocol):
-            raise TypeError(f"{name} lacks the {protocol.__name__} interface (specdec.decode.{protocol.__name__}: "
-                            f"{', '.join(m for m in protocol.__annotations__)} and its methods); "
-                            "wrap a model that only has next_token_probs in RowDraft")
+    check_model(draft, Draft, "draft")
+    check_model(target, Target, "target")
     if draft.V != target.V:
         raise ValueError(f"the draft has {draft.V} ids but the target has {target.V}: they must share a vocabulary")
     return (2 if width is None else int(width)), (rules.TYPICAL_EPS if eps is None else float(eps)), \

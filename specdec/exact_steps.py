@@ -178,4 +178,4 @@ def _tree(p, q, gamma, ctx, width=2, replace=False, naive=False):
 
 
 STEPS = {"token": _token, "block": _block, "tree": _tree, "greedy": _greedy, "typical": _typical,
-          "token-no-stop": _token_no_stop, "block-per-token": lambda *a: _block(*a, per_token=True)}
+          "token-no-stop": _token_no_stop, "block-per-token": lambda *a, **o: _block(*a, per_token=True, **o)}

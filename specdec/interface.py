@@ -65,3 +65,16 @@ class RowDraft:
     def propose(self, context, temperature, rng):
         q = self.model.next_token_probs([context], temperature or 1.0)[0]
         return (int(np.argmax(q)) if temperature == 0 else sample_index(q, rng)), q
+
+
+MEMBERS = {Draft: ("V", "propose", "argmax_next", "next_token_probs"),
+           Target: ("V", "probs_for_positions", "probs_for_tree")}
+
+
+def check_model(model, protocol, name):
+    """Raise a TypeError naming what `model` (the argument `name`) lacks of `protocol`."""
+    if not isinstance(model, protocol):
+        missing = [m for m in MEMBERS[protocol] if not hasattr(model, m)]
+        hint = "; wrap a model that only has V and next_token_probs in RowDraft" if protocol is Draft else ""
+        raise TypeError(f"{name} lacks {', '.join(missing)} of the {protocol.__name__} interface "
+                        f"(specdec.interface.{protocol.__name__}: {', '.join(MEMBERS[protocol])}){hint}")

@@ -169,8 +169,10 @@ def test_the_model_interface(models):
     draft, target = models
     assert isinstance(draft, Draft) and isinstance(target, Target) and isinstance(RowDraft(target), Draft)
     assert not isinstance(ProbsOnly(draft), Draft) and not isinstance(draft, Target)
-    with pytest.raises(TypeError, match="draft lacks the Draft interface .* wrap a model .* in RowDraft"):
+    with pytest.raises(TypeError, match="draft lacks propose, argmax_next of the Draft interface .* in RowDraft"):
         speculative_generate(ProbsOnly(draft), target, [1, 2], 5, 2)
+    with pytest.raises(TypeError, match="target lacks probs_for_positions, probs_for_tree of the Target interface"):
+        speculative_generate(draft, draft, [1, 2], 5, 2)
 
 
 @pytest.mark.parametrize("temperature", [0.0, 0.9])
