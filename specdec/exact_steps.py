@@ -6,6 +6,11 @@ every draft and every outcome of the rule's randomness. Arithmetic is exact when
 the rows hold Fractions. The decisions are those of `rules` (block weights and
 thresholds, typical's bar) and `multidraft` (recursive rejection); drafted tokens
 are drawn from q (a greedy draft is a one-hot q).
+
+    >>> from fractions import Fraction as F
+    >>> p, q = (lambda s: (F(1, 2), F(1, 2))), (lambda s: (F(1), F(0)))   # the draft always proposes 0
+    >>> STEPS["token"](p, q, 1, ())       # kept w.p. min(1, 1/2): then a bonus; else the residual gives 1
+    [(Fraction(1, 4), 1, (0, 0)), (Fraction(1, 4), 1, (0, 1)), (Fraction(1, 2), 0, (1,))]
 """
 
 import itertools

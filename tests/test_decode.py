@@ -199,6 +199,16 @@ def test_a_draft_equal_to_the_target_is_always_accepted(models, temperature, ver
         assert res.tokens == autoregressive_generate(target, target.encode("The "), 50)
 
 
+def test_typical_options_reach_the_rule(models):
+    """eps = 0 makes the bar min(0, ...) = 0: every draft with p(x) > 0 passes, and a softmax row has no
+    zeros, so every call keeps all gamma drafts (alpha = 1); the default bar rejects some."""
+    draft, target = models
+    prompt = target.encode("The ")
+    res = speculative_generate(draft, target, prompt, 50, 4, 1.0, rng=2, verify="typical", eps=0.0)
+    assert res.alpha == 1.0 and res.accepted == res.drafted
+    assert speculative_generate(draft, target, prompt, 50, 4, 1.0, rng=2, verify="typical").alpha < 1.0
+
+
 # ---------------------------------------------------------------- the target scores a tree in one call
 def test_probs_for_tree_equals_rows_for_explicit_contexts(models):
     """Each node's row equals next_token_probs on the explicit context ids + path (an independent window
