@@ -9,7 +9,7 @@ For each step i with drafted token x = draft_tokens[i]:
     otherwise      bonus_token = argmax normalize(max(0, p_i - q_i)); stop.
 If all K are accepted and target_probs has a row K: bonus_token = argmax p_K.
 
-This module validates the input and builds the dict; the loop above is
+This module validates the input and builds the dict; the rule above, as code, is
 `rules.graded_rule`, written beside the other verification rules (`rules.py`):
 
     for i, x in enumerate(tokens):
@@ -61,6 +61,6 @@ def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_sa
     """
     tokens, q, p = check_draft(draft_tokens, draft_probs, target_probs)
     u = check_samples(random_samples, len(tokens))
-    # The loop, eight lines beside its siblings (token, block, greedy, typical): rules.graded_rule.
+    # The loop is rules.graded_rule, beside its siblings (token, block, greedy, typical).
     n, bonus = graded_rule(tokens, q, p, u)
     return {"accepted_tokens": tokens[:n], "bonus_token": bonus, "acceptance_count": n}
