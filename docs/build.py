@@ -88,8 +88,10 @@ def api_pages():
 
 def mirror(dest, files, texts=None):
     """Make folder `dest` hold exactly `files` ({relative path: file to copy}) and `texts`
-    ({relative path: text to write}); copy or write only what differs, so mtimes say what changed."""
+    ({relative path: text to write}); copy or write only what differs, so mtimes say what changed.
+    Return the relative paths of the files it deleted."""
     texts = texts or {}
+    deleted = []
     dest.mkdir(parents=True, exist_ok=True)
     for path in sorted(dest.rglob("*"), reverse=True):      # children before their folders
         rel = path.relative_to(dest)
@@ -98,6 +100,7 @@ def mirror(dest, files, texts=None):
                 path.rmdir()
         elif rel not in files and rel not in texts:
             path.unlink()
+            deleted.append(rel)
     for rel, origin in files.items():
         target, st = dest / rel, origin.stat()
         if target.exists() and target.stat().st_mtime_ns == st.st_mtime_ns and target.stat().st_size == st.st_size:
@@ -109,6 +112,7 @@ def mirror(dest, files, texts=None):
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
+    return deleted
 
 
 def main(argv=None):
@@ -126,7 +130,10 @@ def main(argv=None):
     work, out = Path(args.work).resolve(), Path(args.out).resolve()
     if out.is_dir() and any(out.iterdir()) and not (out / ".buildinfo").exists():
         parser.error(f"--out {out} is a folder with files and no previous site in it: it would be emptied")
-    mirror(work / "src", wanted_files(), api_pages())
+    if mirror(work / "src", wanted_files(), api_pages()):
+        # A page was deleted or renamed. Sphinx forgets it but never deletes its HTML, which would
+        # stay on the site, so rewrite every page (from the cached doctrees: seconds).
+        shutil.rmtree(work / "html", ignore_errors=True)
     from sphinx.cmd.build import build_main   # imported late: --help works without Sphinx
 
     # Sphinx re-reads a page when its source (or, for an API page, its module) changes, but not
