@@ -14,8 +14,8 @@ The API reference gets one page per public module of specdec, found by walking t
 a new module appears without an edit. Each page is `automodule` (the module's docstring, then
 its documented functions and classes), and a package's page lists its modules.
 
-Sphinx writes into WORK/html, which is then mirrored to the output folder: MyST-NB puts the
-figures it extracts from notebooks next to Sphinx's output folder (its parent's jupyter_execute/),
+Sphinx writes into WORK/html, which is then mirrored to the output folder: MyST-NB writes the
+figures it extracts from notebooks into a jupyter_execute/ folder beside Sphinx's output folder,
 which for _site/ would be the repository's root.
 
 Subtle: symlinks instead of copies would be lighter, but MyST resolves a link through the real

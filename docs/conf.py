@@ -1,10 +1,10 @@
 """Sphinx configuration of the course website (`make site`, which runs docs/build.py).
 
-The source folder Sphinx reads is a staging folder that build.py fills with copies of
-docs/*.md, docs/*.rst, notebooks/ and the exercises' statements. Which files become pages is decided here, by
-pattern, so a lesson or an exercise that is added or renamed needs no edit anywhere:
-every notebooks/*.ipynb and every exercises/*/README.md present, in file-name order
-(the toctrees in index.md glob the same patterns).
+Sphinx reads a staging folder that build.py fills with copies of docs/*.md and docs/*.rst,
+notebooks/, the exercises' statements and one generated page per module of specdec. Which of
+those files are pages is decided here, by pattern: every notebooks/*.ipynb and every
+exercises/*/README.md present. The toctrees in index.md glob the same patterns, so a lesson or
+an exercise that is added or renamed takes its place, in file-name order, with no edit.
 """
 
 import os
@@ -25,7 +25,6 @@ extensions = [
 root_doc = "index"
 include_patterns = ["index.md", "api.rst", "api/*.rst",
                     "notebooks/*.ipynb", "exercises/README.md", "exercises/*/README.md"]
-exclude_patterns = ["**/.ipynb_checkpoints/**"]
 
 # Notebooks are shown exactly as committed: CI re-executes them (strict nbval), the site never does.
 nb_execution_mode = "off"
@@ -82,9 +81,9 @@ if _repo:
 # The library's docstrings are written for help() and doctest, not for reStructuredText: a formula
 # or a table is an indented block under a sentence. Parsed as reST, such a block becomes a quote or
 # a definition list, and its line breaks and alignment are lost. So each indented run of lines under
-# a plain paragraph becomes a literal (code-block) block, unless it is a doctest (reST shows those as code
-# already). Indented lines under a list item, a field (napoleon's output) or a directive are left
-# alone: they continue it.
+# a plain paragraph becomes a literal block (`code-block:: text`), unless it is a doctest (reST
+# shows those as code already). Indented lines under a list item, a field (napoleon's output) or a
+# directive are left alone: they continue it.
 
 _MARKUP = re.compile(r"([-*+] |\d+[.)] |#\. |:[^:]+:|\.\. |>>>|\|)")
 
