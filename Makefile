@@ -30,3 +30,20 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# The course as a website (README: "Read the course as a website"): Sphinx, MyST-NB and the Jupyter
+# Book theme from requirements-site.txt, added to .venv on first use. Warnings are errors; the
+# notebooks are shown with their committed outputs, never run. Output: _site/ (cache: _build/).
+# Launch buttons (Binder) only with a public repository: make site REPO_URL=https://github.com/OWNER/REPO
+.PHONY: site site-setup
+SITE_STAMP := $(VENV)/.site-installed
+
+site: $(SITE_STAMP)
+	SPECDEC_REPO_URL="$(REPO_URL)" SPECDEC_REPO_BRANCH="$(REPO_BRANCH)" $(BIN)/python docs/build.py --out _site
+	@echo "site: open _site/index.html"
+
+site-setup: $(SITE_STAMP)
+
+$(SITE_STAMP): $(STAMP) requirements-site.txt
+	$(BIN)/python -m pip install --quiet -r requirements-site.txt
+	touch $(SITE_STAMP)

@@ -1,0 +1,153 @@
+"""Build the course website with Sphinx, warnings as errors: `python docs/build.py [--out _site]`.
+
+`make site` runs this (after installing requirements-site.txt); tests/test_site.py runs it
+into a temporary folder. Sphinx reads one source folder, but the course's pages live where
+learners use them: lessons in notebooks/, exercise statements in exercises/*/README.md, the
+site's own pages (home, API reference) in docs/. So this mirrors them into a staging folder
+(WORK/src) at the same relative paths, so that the links between pages (an exercise's
+`../notebooks/04_verify_step_by_step.ipynb`) resolve as they do in the repository. Files keep
+their modification times and only changed ones are copied, so Sphinx rebuilds only what
+changed; a file deleted from the repository is deleted from the mirror. docs/conf.py decides
+which mirrored files are pages. Notebooks are rendered from their committed outputs, never run.
+
+The API reference gets one page per public module of specdec, found by walking the package, so
+a new module appears without an edit. Each page is `automodule` (the module's docstring, then
+its documented functions and classes), and a package's page lists its modules.
+
+Sphinx writes into WORK/html, which is then mirrored to the output folder: MyST-NB writes the
+figures it extracts from notebooks into a jupyter_execute/ folder beside Sphinx's output folder,
+which for _site/ would be the repository's root.
+
+Subtle: symlinks instead of copies would be lighter, but MyST resolves a link through the real
+path of the file it is in, which lies outside the source folder, and then finds no page. And
+autosummary's recursive mode is not used for the API pages: it resolves a dotted name attribute
+first, so `specdec.grading.check` (a module) became the function that `specdec.grading`
+re-exports under the same name, and the module's page was lost.
+"""
+
+import argparse
+import importlib
+import os
+import pkgutil
+import shutil
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+PACKAGE = "specdec"
+API = "api"          # the generated module pages, inside the mirror
+# What the site is made of, as (folder, glob) pairs of the repository. A lesson's figures or data
+# beside it come along; only the patterns in conf.py become pages.
+MIRRORED = [("docs", "*.md"), ("docs", "*.rst"), ("notebooks", "**/*"),
+            ("exercises", "README.md"), ("exercises", "*/README.md"),
+            *(("exercises", f"**/*.{ext}") for ext in ("png", "jpg", "jpeg", "gif", "svg"))]
+
+
+def wanted_files():
+    """{path inside the mirror: path in the repository} for every file the site is built from."""
+    files = {}
+    for folder, pattern in MIRRORED:
+        for path in sorted((REPO / folder).glob(pattern)):
+            rel = path.relative_to(REPO / folder if folder == "docs" else REPO)
+            if path.is_file() and ".ipynb_checkpoints" not in rel.parts and "__pycache__" not in rel.parts:
+                files[rel] = path
+    return files
+
+
+def public_modules():
+    """{dotted name: module} for the package and every submodule with no private part, in walk order."""
+    package = importlib.import_module(PACKAGE)
+    modules = {PACKAGE: package}
+    for info in pkgutil.walk_packages(package.__path__, PACKAGE + "."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            modules[info.name] = importlib.import_module(info.name)
+    return modules
+
+
+def summary(module):
+    """The first line of a module's docstring, safe to drop into reST."""
+    first = (module.__doc__ or "").strip().splitlines()[0:1]
+    return (first[0] if first else "").replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
+
+
+def api_pages():
+    """{path inside the mirror: reST text} for the page of each public module."""
+    modules = public_modules()
+    pages = {}
+    for name, module in modules.items():
+        children = [sub for sub in modules if sub.rpartition(".")[0] == name]
+        lines = [name, "=" * len(name), "", f".. automodule:: {name}", ""]
+        if children:
+            lines += [".. rubric:: Modules", ""]
+            lines += [f"- :doc:`{sub.rpartition('.')[2]} <{sub}>`: {summary(modules[sub])}" for sub in children]
+            lines += ["", ".. toctree::", "   :hidden:", "", *(f"   {sub}" for sub in children), ""]
+        pages[Path(API) / f"{name}.rst"] = "\n".join(lines)
+    return pages
+
+
+def mirror(dest, files, texts=None):
+    """Make folder `dest` hold exactly `files` ({relative path: file to copy}) and `texts`
+    ({relative path: text to write}); copy or write only what differs, so mtimes say what changed.
+    Return the relative paths of the files it deleted."""
+    texts = texts or {}
+    deleted = []
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in sorted(dest.rglob("*"), reverse=True):      # children before their folders
+        rel = path.relative_to(dest)
+        if path.is_dir() and not path.is_symlink():
+            if not any(path.iterdir()):
+                path.rmdir()
+        elif rel not in files and rel not in texts:
+            path.unlink()
+            deleted.append(rel)
+    for rel, origin in files.items():
+        target, st = dest / rel, origin.stat()
+        if target.exists() and target.stat().st_mtime_ns == st.st_mtime_ns and target.stat().st_size == st.st_size:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(origin, target)
+    for rel, text in texts.items():
+        target = dest / rel
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    return deleted
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(REPO / "_site"), help="output folder (default: _site)")
+    parser.add_argument("--work", default=str(REPO / "_build" / "site"),
+                        help="staging and cache folder, kept for incremental builds (default: _build/site)")
+    parser.add_argument("--only", nargs="+", default=[], metavar="PAGE",
+                        help="write only these pages, as paths in the repository (e.g. notebooks/01_x.ipynb)")
+    parser.add_argument("sphinx_args", nargs="*", help="extra sphinx-build options, after --")
+    args = parser.parse_args(argv)
+
+    # autodoc imports the NumPy modules; a BLAS thread pool is of no use to it.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    work, out = Path(args.work).resolve(), Path(args.out).resolve()
+    if out.is_dir() and any(out.iterdir()) and not (out / ".buildinfo").exists():
+        parser.error(f"--out {out} is a folder with files and no previous site in it: it would be emptied")
+    if mirror(work / "src", wanted_files(), api_pages()):
+        # A page was deleted or renamed. Sphinx forgets it but never deletes its HTML, which would
+        # stay on the site, so rewrite every page (from the cached doctrees: seconds).
+        shutil.rmtree(work / "html", ignore_errors=True)
+    from sphinx.cmd.build import build_main   # imported late: --help works without Sphinx
+
+    # Sphinx re-reads a page when its source (or, for an API page, its module) changes, but not
+    # when the code in conf.py does (its docstring filter): then start afresh (-E).
+    pickle = work / "doctrees" / "environment.pickle"
+    fresh = ["-E"] if pickle.exists() and (DOCS / "conf.py").stat().st_mtime > pickle.stat().st_mtime else []
+    status = build_main(["-W", "--keep-going", "-q", "-b", "html", "-c", str(DOCS),
+                         "-d", str(work / "doctrees"), *fresh, *args.sphinx_args,
+                         str(work / "src"), str(work / "html"),
+                         *(str(work / "src" / page) for page in args.only)])
+    if status == 0:
+        mirror(out, {p.relative_to(work / "html"): p for p in (work / "html").rglob("*") if p.is_file()})
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
