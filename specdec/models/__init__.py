@@ -39,7 +39,7 @@ def load_pretrained(directory=HERE):
     with np.load(os.path.join(directory, "draft_ngram.npz")) as f:
         soft = unpack_soft(f, len(f["charset"]) + 1) if "soft_share" in f else None
         draft = NGramModel(f["keys"], f["counts"], len(f["charset"]) + 1, int(f["order"]), pad=int(f["pad"]),
-                           vocab=_vocab(f), soft=soft)
+                           vocab=_vocab(f), soft=soft, best=f["best"] if "best" in f else None)
     with np.load(os.path.join(directory, "target_mlp.npz")) as f:
         target = MLPModel({k: f[k] for k in PARAM_NAMES}, int(f["context"]), pad=int(f["pad"]), vocab=_vocab(f))
     if draft.vocab.charset != target.vocab.charset:
