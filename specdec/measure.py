@@ -1,0 +1,161 @@
+"""Measuring speculative decoding honestly: fresh prompts, interleaved pairs, intervals over prompts.
+
+`theory.py` predicts; this module measures, and says how sure the measurement is.
+Two mistakes make a speedup look better or surer than it is:
+
+- Timing what a cache remembers. A draft that keeps what it computed is fast on
+  text it has already seen, so re-running one prompt and keeping the best run
+  times the cache, not the method. Here every timed prompt is new to the process
+  (`fresh_prompts`: non-overlapping slices at random offsets), each side generates
+  it once, and the caller warms up on *other* prompts first.
+- Trusting one number. On a shared machine a burst of load can hit one side
+  only. The two sides run back to back on each prompt, the side that goes first
+  alternating (`compare`), and a figure is reported with a 95% percentile
+  bootstrap interval over prompts: the median per-prompt ratio for speedups
+  (`median_ci`), a ratio of sums for rates such as alpha (`ratio_ci`), because
+  the draft steps of one prompt are not independent, but prompts are.
+
+`call_costs` measures the cost ratio c (draft step / target call) and r(n)
+(target call scoring n positions / scoring 1) the same way: each draft step on
+a context the draft has never been asked about, target calls interleaved over n.
+
+    >>> est, lo, hi = ratio_ci([3, 4, 5], [4, 4, 6])           # 12 accepted of 14 tested
+    >>> round(est, 4), lo <= est <= hi
+    (0.8571, True)
+    >>> round(predicted_speedup(0.8, 4, c=0.05, r=1.0), 4)     # theory.walltime_speedup: 3.3616 / 1.2
+    2.8013
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .theory import expected_tokens_per_step
+
+
+def fresh_prompts(text, n, length, seed=0, start=0, stop=None):
+    """n different, non-overlapping slices of `text[start:stop]`, `length` characters each, at random offsets."""
+    stop = len(text) if stop is None else stop
+    slots = (stop - start) // length
+    if not 0 <= n <= slots:
+        raise ValueError(f"n is {n}: text[{start}:{stop}] holds only {slots} slices of {length} characters")
+    picked = np.random.default_rng(seed).choice(slots, n, replace=False)
+    return [text[start + int(i) * length: start + (int(i) + 1) * length] for i in picked]
+
+
+def _bootstrap(n, statistic, level, n_boot, seed):
+    """Percentile interval of statistic(idx) over n_boot resamples idx [n_boot, n] of range(n)."""
+    idx = np.random.default_rng(seed).integers(0, n, (n_boot, n))
+    lo, hi = np.quantile(statistic(idx), [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def median_ci(values, level=0.95, n_boot=2000, seed=0):
+    """(median, low, high): the median of `values` with a percentile bootstrap interval."""
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2:
+        raise ValueError(f"an interval needs at least 2 values, got {len(x)}")
+    return (float(np.median(x)),) + _bootstrap(len(x), lambda idx: np.median(x[idx], axis=1), level, n_boot, seed)
+
+
+def ratio_ci(numerators, denominators, level=0.95, n_boot=2000, seed=0):
+    """(sum num / sum den, low, high), resampling the (num, den) pairs: a rate pooled over prompts."""
+    a, b = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
+    if a.shape != b.shape or len(a) < 2:
+        raise ValueError(f"need two equal-length sequences of at least 2 values, got {a.shape} and {b.shape}")
+    return (float(a.sum() / b.sum()),) + _bootstrap(len(a), lambda idx: a[idx].sum(1) / b[idx].sum(1),
+                                                    level, n_boot, seed)
+
+
+def predicted_speedup(alpha, gamma, c, r=1.0):
+    """theory(c, r) = E / (r + gamma c): E tokens per target call, for a call that costs r(gamma) units.
+
+    r = 1 is `theory.walltime_speedup`: scoring gamma + 1 positions costs what scoring one does.
+    """
+    return expected_tokens_per_step(alpha, gamma) / (r + gamma * c)
+
+
+@dataclass
+class Comparison:
+    """Per prompt: seconds of plain and of speculative decoding, and the speculative run's counts."""
+
+    gamma: int
+    t_plain: list = field(default_factory=list)
+    t_spec: list = field(default_factory=list)
+    accepted: list = field(default_factory=list)     # drafts accepted
+    tested: list = field(default_factory=list)       # drafts tested (a draft after a rejection is not)
+    tokens: list = field(default_factory=list)
+    calls: list = field(default_factory=list)        # target calls
+
+    def speedup(self, **kw):
+        """(median t_plain / t_spec over prompts, low, high)."""
+        return median_ci(np.asarray(self.t_plain) / np.asarray(self.t_spec), **kw)
+
+    def alpha(self, **kw):
+        return ratio_ci(self.accepted, self.tested, **kw)
+
+    def tokens_per_call(self, **kw):
+        return ratio_ci(self.tokens, self.calls, **kw)
+
+
+def compare(draft, target, prompts, gammas, max_new_tokens, temperature=0.0, seed=0, verify=None):
+    """Plain against speculative decoding, every prompt generated once by each side: {gamma: Comparison}.
+
+    Prompt i is run at gamma = gammas[i % len(gammas)], so each gamma gets its own prompts and no
+    draft row is reused from a previous gamma's run on the same text. Plain goes first on every
+    other round. `verify` (a verification rule) is passed on only when given.
+    """
+    from .decode import autoregressive_generate, speculative_generate
+
+    out = {g: Comparison(g) for g in gammas}
+    extra = {} if verify is None else {"verify": verify}
+    for i, prompt in enumerate(prompts):
+        res = out[gammas[i % len(gammas)]]
+        # Subtle: alternate on the round, not on i: with an even number of gammas, i % 2 would put the
+        # same side first for every prompt of a given gamma.
+        sides = ["plain", "spec"] if (i // len(gammas)) % 2 == 0 else ["spec", "plain"]
+        for side in sides:
+            rng = np.random.default_rng([seed, i])
+            t0 = time.perf_counter()
+            if side == "plain":
+                autoregressive_generate(target, prompt, max_new_tokens, temperature, rng)
+                res.t_plain.append(time.perf_counter() - t0)
+            else:
+                s = speculative_generate(draft, target, prompt, max_new_tokens, res.gamma, temperature, rng, **extra)
+                res.t_spec.append(time.perf_counter() - t0)
+                res.accepted.append(sum(s.accepted))
+                res.tested.append(sum(a + (a < d) for a, d in zip(s.accepted, s.drafted)))
+                res.tokens.append(len(s.tokens))
+                res.calls.append(s.target_calls)
+    return out
+
+
+def call_costs(draft, target, texts, temperature=0.0, positions=range(1, 10), batch=16, seed=0):
+    """(target seconds per call scoring n positions {n: s}, draft seconds per step), both medians.
+
+    `texts` are id lists the draft has never been asked about (for example plain-decoded text
+    of fresh prompts). Draft: every context of a text once, in order, as speculative decoding
+    visits them (greedy: `argmax_next`, else `propose`). Target: batches of `batch` calls per
+    n, the n cycled in a shuffled order on every text, so all n share the machine's load.
+    """
+    rng, order = np.random.default_rng(seed), list(positions)
+    per_step, per_call = [], {n: [] for n in order}
+    for ids in texts:
+        contexts = [list(ids[:t]) for t in range(max(order), len(ids) + 1)]
+        t0 = time.perf_counter()
+        if temperature == 0:
+            for ctx in contexts:
+                draft.argmax_next(ctx)
+        else:
+            for ctx in contexts:
+                draft.propose(ctx, temperature, rng)
+        per_step.append((time.perf_counter() - t0) / len(contexts))
+        rng.shuffle(order)
+        for n in order:
+            for j in range(0, len(contexts) - batch + 1, batch):
+                t0 = time.perf_counter()
+                for ctx in contexts[j:j + batch]:
+                    target.probs_for_positions(ctx, len(ctx) - n + 1, temperature or 1.0)
+                per_call[n].append((time.perf_counter() - t0) / batch)
+    return {n: float(np.median(v)) for n, v in sorted(per_call.items())}, float(np.median(per_step))
