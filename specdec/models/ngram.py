@@ -173,13 +173,13 @@ class NGramModel:
             if row is not None:
                 return row
         ctx = list(context[-(n - 1):]) if n > 1 else []
-        for i, t in enumerate(ctx):
-            if isinstance(t, (bool, np.bool_)) or not 0 <= t < V or t != int(t):
-                raise ValueError(f"context[{len(context) - len(ctx) + i}] is {t!r}, not a token id in [0, {V})")
         ctx = [self.pad] * (n - 1 - len(ctx)) + ctx
         best, key, scale = 0, 0, 1
         for k in range(1, n):  # grow the suffix one id at a time; stop at the first unseen one
-            key += int(ctx[-k]) * scale
+            t = int(ctx[-k])
+            if t != ctx[-k] or not 0 <= t < V:   # Subtle: an id >= V would alias another context's key
+                raise ValueError(f"context[{len(context) - k}] is {ctx[-k]!r}, not a token id in [0, {V})")
+            key += t * scale
             scale *= V
             # the longest seen suffixes only in the fast path's dict (its ids are then seen ones, < V <= 256)
             row = self._index[k].get(key) if k < len(self._index) else self._full.get(bytes(int(t) for t in ctx))
