@@ -1,19 +1,23 @@
 """Measuring speculative decoding honestly: fresh prompts, interleaved pairs, intervals over prompts.
 
 `theory.py` predicts; this module measures, and says how sure the measurement is.
-Two mistakes make a speedup look better or surer than it is:
+Three mistakes make a speedup look better or surer than it is:
 
 - Timing what a cache remembers. A draft that keeps what it computed is fast on
   text it has already seen, so re-running one prompt and keeping the best run
   times the cache, not the method. Here every timed prompt is new to the process
   (`fresh_prompts`: non-overlapping slices at random offsets), each side generates
   it once, and the caller warms up on *other* prompts first.
-- Trusting one number. On a shared machine a burst of load can hit one side
+- Trusting one number. A burst of load from another program can hit one side
   only. The two sides run back to back on each prompt, the side that goes first
   alternating (`compare`), and a figure is reported with a 95% percentile
   bootstrap interval over prompts: the median per-prompt ratio for speedups
   (`median_ci`), a ratio of sums for rates such as alpha (`ratio_ci`), because
   the draft steps of one prompt are not independent, but prompts are.
+- Charging other programs' time. Wall-clock time counts the moments another
+  process held the core; the process's CPU time does not. On a quiet machine the
+  two agree; on a shared one `compare` records both, and the CPU figure is the
+  one to hold against a cost model (the wall figure stays beside it).
 
 `call_costs` measures the cost ratio c (draft step / target call) and r(n)
 (target call scoring n positions / scoring 1) the same way: each draft step on
@@ -33,6 +37,8 @@ import numpy as np
 
 from .theory import expected_tokens_per_step
 
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}   # cpu: this process's CPU time, all threads
+
 
 def fresh_prompts(text, n, length, seed=0, start=0, stop=None):
     """n different, non-overlapping slices of `text[start:stop]`, `length` characters each, at random offsets."""
@@ -44,28 +50,44 @@ def fresh_prompts(text, n, length, seed=0, start=0, stop=None):
     return [text[start + int(i) * length: start + (int(i) + 1) * length] for i in picked]
 
 
-def _bootstrap(n, statistic, level, n_boot, seed):
-    """Percentile interval of statistic(idx) over n_boot resamples idx [n_boot, n] of range(n)."""
+def bootstrap_ci(statistic, n, level=0.95, n_boot=2000, seed=0):
+    """(statistic of the sample, low, high): a percentile bootstrap over n items (prompts).
+
+    statistic(idx) takes an int array [..., n] of item indices and reduces its last axis, so one
+    call evaluates all n_boot resamples at once; the estimate is statistic(arange(n)).
+    """
+    if n < 2:
+        raise ValueError(f"an interval needs at least 2 values, got {n}")
     idx = np.random.default_rng(seed).integers(0, n, (n_boot, n))
     lo, hi = np.quantile(statistic(idx), [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
+    return float(statistic(np.arange(n))), float(lo), float(hi)
 
 
-def median_ci(values, level=0.95, n_boot=2000, seed=0):
+def median_ci(values, **kw):
     """(median, low, high): the median of `values` with a percentile bootstrap interval."""
     x = np.asarray(values, dtype=float)
-    if len(x) < 2:
-        raise ValueError(f"an interval needs at least 2 values, got {len(x)}")
-    return (float(np.median(x)),) + _bootstrap(len(x), lambda idx: np.median(x[idx], axis=1), level, n_boot, seed)
+    return bootstrap_ci(lambda idx: np.median(x[idx], axis=-1), len(x), **kw)
 
 
-def ratio_ci(numerators, denominators, level=0.95, n_boot=2000, seed=0):
+def ratio_ci(numerators, denominators, **kw):
     """(sum num / sum den, low, high), resampling the (num, den) pairs: a rate pooled over prompts."""
     a, b = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
-    if a.shape != b.shape or len(a) < 2:
-        raise ValueError(f"need two equal-length sequences of at least 2 values, got {a.shape} and {b.shape}")
-    return (float(a.sum() / b.sum()),) + _bootstrap(len(a), lambda idx: a[idx].sum(1) / b[idx].sum(1),
-                                                    level, n_boot, seed)
+    if a.shape != b.shape:
+        raise ValueError(f"need two equal-length sequences, got {a.shape} and {b.shape}")
+    return bootstrap_ci(lambda idx: a[idx].sum(-1) / b[idx].sum(-1), len(a), **kw)
+
+
+def ratio_difference_ci(num1, den1, num2, den2, **kw):
+    """(rate 2 - rate 1, low, high) for two rates measured on the SAME prompts, resampled together.
+
+    Pairing removes the prompts' own difficulty from the comparison: the interval is far
+    narrower than the two rates' intervals side by side.
+    """
+    a1, b1, a2, b2 = (np.asarray(x, dtype=float) for x in (num1, den1, num2, den2))
+    if not a1.shape == b1.shape == a2.shape == b2.shape:
+        raise ValueError("need four equal-length sequences, one value per prompt")
+    return bootstrap_ci(lambda idx: a2[idx].sum(-1) / b2[idx].sum(-1) - a1[idx].sum(-1) / b1[idx].sum(-1),
+                        len(a1), **kw)
 
 
 def predicted_speedup(alpha, gamma, c, r=1.0):
@@ -78,19 +100,23 @@ def predicted_speedup(alpha, gamma, c, r=1.0):
 
 @dataclass
 class Comparison:
-    """Per prompt: seconds of plain and of speculative decoding, and the speculative run's counts."""
+    """Per prompt: seconds of plain and of speculative decoding on each clock, and the speculative run's counts."""
 
     gamma: int
-    t_plain: list = field(default_factory=list)
-    t_spec: list = field(default_factory=list)
+    times: dict = field(default_factory=lambda: {(side, clock): [] for side in ("plain", "spec") for clock in CLOCKS})
     accepted: list = field(default_factory=list)     # drafts accepted
     tested: list = field(default_factory=list)       # drafts tested (a draft after a rejection is not)
     tokens: list = field(default_factory=list)
     calls: list = field(default_factory=list)        # target calls
 
-    def speedup(self, **kw):
-        """(median t_plain / t_spec over prompts, low, high)."""
-        return median_ci(np.asarray(self.t_plain) / np.asarray(self.t_spec), **kw)
+    def speedup(self, clock="wall", **kw):
+        """(median over prompts of t_plain / t_spec on `clock` ("wall" or "cpu"), low, high)."""
+        return median_ci(np.asarray(self.times["plain", clock]) / np.asarray(self.times["spec", clock]), **kw)
+
+    def total_speedup(self, clock="wall", **kw):
+        """(sum t_plain / sum t_spec, low, high): throughput over all prompts, the quantity theory(c, r) predicts
+        with the pooled alpha. With few prompts it is steadier than the median of per-prompt ratios."""
+        return ratio_ci(self.times["plain", clock], self.times["spec", clock], **kw)
 
     def alpha(self, **kw):
         return ratio_ci(self.accepted, self.tested, **kw)
@@ -117,21 +143,21 @@ def compare(draft, target, prompts, gammas, max_new_tokens, temperature=0.0, see
         sides = ["plain", "spec"] if (i // len(gammas)) % 2 == 0 else ["spec", "plain"]
         for side in sides:
             rng = np.random.default_rng([seed, i])
-            t0 = time.perf_counter()
+            start = {name: clock() for name, clock in CLOCKS.items()}
             if side == "plain":
                 autoregressive_generate(target, prompt, max_new_tokens, temperature, rng)
-                res.t_plain.append(time.perf_counter() - t0)
             else:
                 s = speculative_generate(draft, target, prompt, max_new_tokens, res.gamma, temperature, rng, **extra)
-                res.t_spec.append(time.perf_counter() - t0)
-                res.accepted.append(sum(s.accepted))
-                res.tested.append(sum(a + (a < d) for a, d in zip(s.accepted, s.drafted)))
-                res.tokens.append(len(s.tokens))
-                res.calls.append(s.target_calls)
+            for name, clock in CLOCKS.items():
+                res.times[side, name].append(clock() - start[name])
+        res.accepted.append(sum(s.accepted))
+        res.tested.append(sum(a + (a < d) for a, d in zip(s.accepted, s.drafted)))
+        res.tokens.append(len(s.tokens))
+        res.calls.append(s.target_calls)
     return out
 
 
-def call_costs(draft, target, texts, temperature=0.0, positions=range(1, 10), batch=16, seed=0):
+def call_costs(draft, target, texts, temperature=0.0, positions=range(1, 10), batch=16, seed=0, clock="wall"):
     """(target seconds per call scoring n positions {n: s}, draft seconds per step), both medians.
 
     `texts` are id lists the draft has never been asked about (for example plain-decoded text
@@ -139,23 +165,23 @@ def call_costs(draft, target, texts, temperature=0.0, positions=range(1, 10), ba
     visits them (greedy: `argmax_next`, else `propose`). Target: batches of `batch` calls per
     n, the n cycled in a shuffled order on every text, so all n share the machine's load.
     """
-    rng, order = np.random.default_rng(seed), list(positions)
+    now, rng, order = CLOCKS[clock], np.random.default_rng(seed), list(positions)
     per_step, per_call = [], {n: [] for n in order}
     for ids in texts:
         contexts = [list(ids[:t]) for t in range(max(order), len(ids) + 1)]
-        t0 = time.perf_counter()
+        t0 = now()
         if temperature == 0:
             for ctx in contexts:
                 draft.argmax_next(ctx)
         else:
             for ctx in contexts:
                 draft.propose(ctx, temperature, rng)
-        per_step.append((time.perf_counter() - t0) / len(contexts))
+        per_step.append((now() - t0) / len(contexts))
         rng.shuffle(order)
         for n in order:
             for j in range(0, len(contexts) - batch + 1, batch):
-                t0 = time.perf_counter()
+                t0 = now()
                 for ctx in contexts[j:j + batch]:
                     target.probs_for_positions(ctx, len(ctx) - n + 1, temperature or 1.0)
-                per_call[n].append((time.perf_counter() - t0) / batch)
+                per_call[n].append((now() - t0) / batch)
     return {n: float(np.median(v)) for n, v in sorted(per_call.items())}, float(np.median(per_step))

@@ -12,7 +12,7 @@ import pytest
 
 from specdec.decode import speculative_generate
 from specdec.measure import (Comparison, call_costs, compare, fresh_prompts, median_ci, predicted_speedup,
-                             ratio_ci)
+                             ratio_ci, ratio_difference_ci)
 from specdec.models import load_pretrained
 from specdec.theory import walltime_speedup
 
@@ -65,6 +65,17 @@ def test_intervals_by_hand():
         ratio_ci([1, 2], [1, 2, 3])
 
 
+def test_a_paired_difference_removes_the_prompts_own_spread():
+    # Two drafts on the same 6 prompts; prompts differ wildly (hard ones accept 2 of 10, easy ones 9 of 10),
+    # and draft 2 accepts exactly one more draft of every 10 on each prompt: the difference is 0.1 on every
+    # resample, so its interval has no width, while each rate's own interval is wide.
+    tested = [10] * 6
+    first, second = [2, 9, 2, 9, 2, 9], [3, 10, 3, 10, 3, 10]
+    assert ratio_difference_ci(first, tested, second, tested) == pytest.approx((0.1, 0.1, 0.1), abs=1e-12)
+    lo, hi = ratio_ci(first, tested)[1:]
+    assert hi - lo > 0.3
+
+
 def test_predicted_speedup_reduces_to_the_published_formula():
     for alpha, gamma, c in [(0.8, 4, 0.05), (0.5, 1, 0.0), (0.97, 8, 0.03)]:
         assert predicted_speedup(alpha, gamma, c) == pytest.approx(walltime_speedup(alpha, gamma, c), rel=1e-12)
@@ -79,7 +90,8 @@ def test_compare_runs_each_prompt_once_per_side_and_counts_like_the_result(model
     assert sorted(out) == [1, 3] and all(isinstance(c, Comparison) for c in out.values())
     for i, g in enumerate([1, 3]):
         mine = out[g]
-        assert len(mine.t_plain) == len(mine.t_spec) == 3 and min(mine.t_plain + mine.t_spec) > 0
+        assert sorted(mine.times) == [("plain", "cpu"), ("plain", "wall"), ("spec", "cpu"), ("spec", "wall")]
+        assert all(len(t) == 3 and min(t) > 0 for t in mine.times.values())
         res = [speculative_generate(draft, target, p, 20, g) for p in prompts[i::2]]   # prompt i goes to gamma i % 2
         assert mine.accepted == [sum(r.accepted) for r in res] and mine.calls == [r.target_calls for r in res]
         assert mine.tokens == [20] * 3

@@ -347,3 +347,35 @@ def test_target_learned_english(models, corpus):
     words = re.findall(r"[A-Za-z]+", text)
     known = set(re.findall(r"[A-Za-z]+", corpus))
     assert len(words) >= 20 and sum(w in known for w in words) / len(words) > 0.8
+
+
+# ---------------------------------------------------------------- the memory-bound stand-in (lesson 08's simulation)
+@pytest.mark.parametrize("mode", ["stream", "matmul"])
+def test_stand_in_returns_exactly_the_targets_outputs(models, mode):
+    from specdec.decode import speculative_generate
+    from specdec.models.standin import MemoryBoundTarget
+    draft, target = models
+    big = MemoryBoundTarget(target, megabytes=3, mode=mode)
+    assert big.W.nbytes == 3 * 2 ** 20 and big.megabytes == 3 and big.V == target.V   # 2048 x 384 float32
+    ids = target.encode("The simple form, \"assert expression\", is")
+    for temperature in (1.0, 0.6):
+        for start in (len(ids), len(ids) - 4, 0):      # 1, 5 and every position
+            assert np.array_equal(big.probs_for_positions(ids, start, temperature),
+                                  target.probs_for_positions(ids, start, temperature))
+        contexts = [ids[:5], ids, []]
+        assert np.array_equal(big.next_token_probs(contexts, temperature), target.next_token_probs(contexts, temperature))
+    assert big.decode(big.encode("abc")) == "abc"
+    prompt = target.encode("If the ")
+    mine, theirs = (speculative_generate(draft, t, prompt, 30, 4, 0.8, rng=5) for t in (big, target))
+    assert mine.tokens == theirs.tokens and mine.accepted == theirs.accepted
+    with pytest.raises(ValueError, match="start is 99"):   # the target's own check, before any traffic
+        big.probs_for_positions(ids, 99)
+
+
+def test_stand_in_rejects_bad_arguments(models):
+    from specdec.models.standin import MemoryBoundTarget
+    _, target = models
+    with pytest.raises(ValueError, match="mode is 'gpu'"):
+        MemoryBoundTarget(target, 1, mode="gpu")
+    with pytest.raises(ValueError, match="megabytes is 0"):
+        MemoryBoundTarget(target, 0)
