@@ -21,7 +21,8 @@ Three mistakes make a speedup look better or surer than it is:
 
 `call_costs` measures the cost ratio c (draft step / target call) and r(n)
 (target call scoring n positions / scoring 1) the same way: each draft step on
-a context the draft has never been asked about, target calls interleaved over n.
+a context the draft has never been asked about, target calls interleaved over n;
+`TimedTarget` measures r inside the compared runs themselves.
 
     >>> est, lo, hi = ratio_ci([3, 4, 5], [4, 4, 6])           # 12 accepted of 14 tested
     >>> round(est, 4), lo <= est <= hi
@@ -157,26 +158,98 @@ def compare(draft, target, prompts, gammas, max_new_tokens, temperature=0.0, see
     return out
 
 
-def call_costs(draft, target, texts, temperature=0.0, positions=range(1, 10), batch=16, seed=0, clock="wall"):
+class TimedTarget:
+    """A target that times every call it serves: `seconds[n]` lists the seconds of each call scoring n positions.
+
+    Wrap the target of a `compare` run to measure r in situ, on the very (cold) runs being compared:
+    r(gamma) = median(seconds[gamma + 1]) / median(seconds[1]), the plain runs supplying the 1-position
+    calls. The two clock reads per call are far below a call's cost for a slow (memory-bound) target.
+    """
+
+    def __init__(self, target, clock="cpu"):
+        self.target, self.V, self._now, self.seconds = target, target.V, CLOCKS[clock], {}
+
+    def probs_for_positions(self, ids, start, temperature=1.0):
+        t0 = self._now()
+        rows = self.target.probs_for_positions(ids, start, temperature)
+        self.seconds.setdefault(len(rows), []).append(self._now() - t0)
+        return rows
+
+    def next_token_probs(self, contexts, temperature=1.0):
+        return self.target.next_token_probs(contexts, temperature)
+
+    def cost(self, positions):
+        """Median seconds of a call scoring `positions` positions."""
+        return float(np.median(self.seconds[positions]))
+
+    def encode(self, text):
+        return self.target.encode(text)
+
+    def decode(self, ids):
+        return self.target.decode(ids)
+
+
+class _Recorder:
+    """A draft that writes down every context it is asked about, then answers as `draft` does."""
+
+    def __init__(self, draft):
+        self.draft, self.V, self.contexts = draft, draft.V, []
+
+    def argmax_next(self, context):
+        self.contexts.append(list(context))
+        return self.draft.argmax_next(context)
+
+    def propose(self, context, temperature, rng):
+        self.contexts.append(list(context))
+        return self.draft.propose(context, temperature, rng)
+
+    def next_token_probs(self, contexts, temperature=1.0):
+        self.contexts += [list(c) for c in contexts]
+        return self.draft.next_token_probs(contexts, temperature)
+
+
+def visited_contexts(draft, target, prompts, gamma, max_new_tokens, temperature=0.0, seed=0):
+    """Per prompt, the contexts speculative decoding asks the draft about, in order.
+
+    Run it with a SEPARATE copy of the draft (`load_pretrained()` again): the copy's caches fill,
+    and the contexts can then be replayed on the draft under test, which has never seen them.
+    """
+    from .decode import speculative_generate
+
+    out = []
+    for i, prompt in enumerate(prompts):
+        rec = _Recorder(draft)
+        speculative_generate(rec, target, prompt, max_new_tokens, gamma, temperature, np.random.default_rng([seed, i]))
+        out.append(rec.contexts)
+    return out
+
+
+def call_costs(draft, target, texts, temperature=0.0, positions=range(1, 10), batch=16, seed=0, clock="wall",
+               draft_contexts=None):
     """(target seconds per call scoring n positions {n: s}, draft seconds per step), both medians.
 
     `texts` are id lists the draft has never been asked about (for example plain-decoded text
-    of fresh prompts). Draft: every context of a text once, in order, as speculative decoding
-    visits them (greedy: `argmax_next`, else `propose`). Target: batches of `batch` calls per
-    n, the n cycled in a shuffled order on every text, so all n share the machine's load.
+    of fresh prompts). Draft: one step on each context of a text, in order (greedy: `argmax_next`,
+    else `propose`), or on each list of `draft_contexts` (from `visited_contexts`: the contexts
+    speculative decoding itself visits, which matters for a draft whose cost depends on what it
+    has cached). Target: batches of `batch` calls per n, the n cycled in a shuffled order on every
+    text, so all n share the machine's load.
     """
     now, rng, order = CLOCKS[clock], np.random.default_rng(seed), list(positions)
     per_step, per_call = [], {n: [] for n in order}
-    for ids in texts:
-        contexts = [list(ids[:t]) for t in range(max(order), len(ids) + 1)]
+    if draft_contexts is None:
+        draft_contexts = [[list(ids[:t]) for t in range(1, len(ids) + 1)] for ids in texts]
+    for steps in draft_contexts:
         t0 = now()
         if temperature == 0:
-            for ctx in contexts:
+            for ctx in steps:
                 draft.argmax_next(ctx)
         else:
-            for ctx in contexts:
+            for ctx in steps:
                 draft.propose(ctx, temperature, rng)
-        per_step.append((now() - t0) / len(contexts))
+        per_step.append((now() - t0) / max(len(steps), 1))
+    for ids in texts:
+        contexts = [list(ids[:t]) for t in range(max(order), len(ids) + 1)]
         rng.shuffle(order)
         for n in order:
             for j in range(0, len(contexts) - batch + 1, batch):

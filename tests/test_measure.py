@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from specdec.decode import speculative_generate
-from specdec.measure import (Comparison, call_costs, compare, fresh_prompts, median_ci, predicted_speedup,
-                             ratio_ci, ratio_difference_ci)
+from specdec.measure import (Comparison, TimedTarget, call_costs, compare, fresh_prompts, median_ci,
+                             predicted_speedup, ratio_ci, ratio_difference_ci, visited_contexts)
 from specdec.models import load_pretrained
 from specdec.theory import walltime_speedup
 
@@ -92,6 +92,9 @@ def test_compare_runs_each_prompt_once_per_side_and_counts_like_the_result(model
         mine = out[g]
         assert sorted(mine.times) == [("plain", "cpu"), ("plain", "wall"), ("spec", "cpu"), ("spec", "wall")]
         assert all(len(t) == 3 and min(t) > 0 for t in mine.times.values())
+        plain, spec = mine.times["plain", "cpu"], mine.times["spec", "cpu"]
+        assert mine.total_speedup("cpu")[0] == pytest.approx(sum(plain) / sum(spec), rel=1e-12)
+        assert mine.speedup("cpu")[0] == sorted(p / s for p, s in zip(plain, spec))[1]      # the median of 3
         res = [speculative_generate(draft, target, p, 20, g) for p in prompts[i::2]]   # prompt i goes to gamma i % 2
         assert mine.accepted == [sum(r.accepted) for r in res] and mine.calls == [r.target_calls for r in res]
         assert mine.tokens == [20] * 3
@@ -105,3 +108,27 @@ def test_call_costs_measures_every_position_count(models):
     texts = [target.encode("The assert statement is a convenient way to insert debugging assertions")]
     per_call, per_step = call_costs(draft, target, texts, temperature=1.0, positions=range(1, 4), batch=8)
     assert sorted(per_call) == [1, 2, 3] and min(per_call.values()) > 0 and per_step > 0
+
+
+def test_timed_target_counts_every_call_and_changes_nothing(models):
+    # 20 tokens at gamma 4: calls score 5 positions until fewer than 5 tokens remain (the loop never drafts
+    # past the end), so the positions per call are the SpeculativeResult's drafted + 1, call for call
+    draft, target = models
+    timed = TimedTarget(target)
+    prompt = target.encode("The ")
+    mine = speculative_generate(draft, timed, prompt, 20, 4)
+    assert mine.tokens == speculative_generate(draft, target, prompt, 20, 4).tokens
+    expected = {}
+    for d in mine.drafted:
+        expected[d + 1] = expected.get(d + 1, 0) + 1
+    assert {n: len(t) for n, t in timed.seconds.items()} == expected
+    assert timed.cost(5) > 0 and timed.decode(timed.encode("ab")) == "ab" and timed.V == target.V
+
+
+def test_visited_contexts_are_what_the_draft_was_asked(models):
+    draft, target = models
+    prompt = target.encode("If the ")
+    (contexts,) = visited_contexts(draft, target, [prompt], 3, 15)
+    res = speculative_generate(draft, target, prompt, 15, 3)
+    assert len(contexts) == res.draft_calls and contexts[0] == prompt       # the first draft step sees the prompt
+    assert all(c[:len(prompt)] == prompt for c in contexts)

@@ -5,11 +5,13 @@ the vocabulary its 95 most frequent characters plus <unk>, the last 5% is
 held out. The target p is trained first, with AdamW (weight decay 0.1) on
 mini-batches of (16-character window, next character) pairs by the
 hand-written backprop of `mlp.loss_and_grads`: 6000 steps, 2-6 minutes on
-2 cores depending on what else runs. The draft q is then distilled from it
-(seconds): an order-7 n-gram whose counts are p's own predictions
-(`NGramModel.distil`) on the training text and on p's greedy continuations
-of 1000 random training prompts. `--draft-only` keeps the shipped target and
-rebuilds only the draft.
+2 cores depending on what else runs. The draft q is then distilled from it:
+an order-7 n-gram whose counts are p's own predictions (`NGramModel.distil`)
+on the training text and on p's greedy continuations of 1000 random training
+prompts, shipped with the argmax of every row (so a greedy draft step builds
+no row). `--draft-only` keeps the shipped target and rebuilds only the draft,
+byte for byte the shipped file whatever the number of BLAS threads
+(`target_probs` says how), in about half a minute on 2 cores.
 
     >>> adam = Adam({"w": np.zeros(2, np.float32)}, lr=0.1)
     >>> adam.step({"w": np.array([1.0, -2.0], np.float32)}); adam.params["w"].tolist()  # first step: -lr * sign
@@ -147,11 +149,14 @@ def main(argv=None):
     parser.add_argument("--hidden", type=int, default=CONFIG["hidden"])
     parser.add_argument("--weight-decay", type=float, default=CONFIG["weight_decay"])
     parser.add_argument("--order", type=int, default=CONFIG["order"], help="n-gram order of the draft")
+    parser.add_argument("--streams", type=int, default=CONFIG["streams"],
+                        help="greedy continuations of the target the draft is distilled on (on-policy data)")
     parser.add_argument("--draft-only", action="store_true",
                         help="keep the target in --out, rebuild only the (distilled) draft")
     parser.add_argument("--out", default=HERE, help="folder for draft_ngram.npz and target_mlp.npz")
     args = parser.parse_args(argv)
-    cfg = dict(CONFIG, steps=args.steps, hidden=args.hidden, weight_decay=args.weight_decay, order=args.order)
+    cfg = dict(CONFIG, steps=args.steps, hidden=args.hidden, weight_decay=args.weight_decay, order=args.order,
+               streams=args.streams)
 
     text = load_text(args.text) if args.text else pydoc_text()
     vocab = CharVocab(build_charset(text, cfg["vocab_size"]))
