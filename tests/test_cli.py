@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -16,10 +17,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATE_USAGE = "usage: python -m specdec generate"
 
 
-def run(*args):
+def _run(args):
     env = dict(os.environ, NO_COLOR="1")
     return subprocess.run([sys.executable, "-m", "specdec", *args], capture_output=True, text=True, cwd=ROOT,
                           env=env, timeout=120)
+
+
+_POOL = ThreadPoolExecutor(max_workers=4)   # each run is a process of its own: start them all at once
+_RUNS = {}
+
+
+def run(*args):
+    """The finished process for these arguments (started by `_start_every_row`, or now)."""
+    if args not in _RUNS:
+        _RUNS[args] = _POOL.submit(_run, args)
+    return _RUNS[args].result()
 
 
 def no_traceback(out):
@@ -44,6 +56,31 @@ GOOD = [
 ]
 
 
+HELP = [("--help",), ("generate", "--help")]
+BAD = [
+    (["--gamma", "-2"], "--gamma is -2, it must be >= 0"),
+    (["--gamma", "x"], "argument --gamma: invalid int value: 'x'"),
+    (["--gamma"], "argument --gamma: expected one argument"),
+    (["--max-new-tokens", "-5"], "--max-new-tokens is -5, it must be >= 0"),
+    (["--seed", "-1"], "--seed is -1, it must be >= 0"),
+    (["--temperature", "-0.5"], "--temperature is -0.5, it must be a finite number >= 0"),
+    (["--temperature", "nan"], "--temperature is nan, it must be a finite number >= 0"),
+    (["--temperature", "inf"], "--temperature is inf, it must be a finite number >= 0"),
+    (["--bogus", "1"], "unrecognized arguments: --bogus 1"),
+]
+BAD_COMMAND = [([], "the following arguments are required: command"), (["frobnicate"], "invalid choice: 'frobnicate'")]
+GREEDY = ("generate", "--prompt", "If the ", "--gamma", "5", "--max-new-tokens", "40")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _start_every_row():
+    # all rows' processes start when the module's first test runs, four at a time; each test waits for its own
+    for args in ([("generate", *a) for a, _ in GOOD] + HELP + [("generate", *a) for a, _ in BAD]
+                 + [tuple(a) for a, _ in BAD_COMMAND] + [GREEDY]):
+        if args not in _RUNS:
+            _RUNS[args] = _POOL.submit(_run, args)
+
+
 @pytest.mark.parametrize("args, expected", GOOD)
 def test_good_arguments(args, expected):
     out = run("generate", *args)
@@ -58,13 +95,13 @@ def test_greedy_text_is_greedy_decoding():
     from specdec.decode import autoregressive_generate
     from specdec.models import load_pretrained
     _, target = load_pretrained()
-    out = run("generate", "--prompt", "If the ", "--gamma", "5", "--max-new-tokens", "40")
+    out = run(*GREEDY)
     marked = out.stdout.split("\n\nlegend:")[0]          # target tokens are shown as [x]
     expected = "If the " + target.decode(autoregressive_generate(target, target.encode("If the "), 40))
     assert re.sub(r"\[(.)\]", r"\1", marked, flags=re.S) == expected
 
 
-@pytest.mark.parametrize("args", [["--help"], ["generate", "--help"]])
+@pytest.mark.parametrize("args", HELP)
 def test_help_shows_defaults_and_an_example(args):
     out = run(*args)
     assert out.returncode == 0 and out.stderr == ""
@@ -77,19 +114,6 @@ def test_help_shows_defaults_and_an_example(args):
 
 
 # ---------------------------------------------------------------- bad arguments: exit 2, usage + one line
-BAD = [
-    (["--gamma", "-2"], "--gamma is -2, it must be >= 0"),
-    (["--gamma", "x"], "argument --gamma: invalid int value: 'x'"),
-    (["--gamma"], "argument --gamma: expected one argument"),
-    (["--max-new-tokens", "-5"], "--max-new-tokens is -5, it must be >= 0"),
-    (["--seed", "-1"], "--seed is -1, it must be >= 0"),
-    (["--temperature", "-0.5"], "--temperature is -0.5, it must be a finite number >= 0"),
-    (["--temperature", "nan"], "--temperature is nan, it must be a finite number >= 0"),
-    (["--temperature", "inf"], "--temperature is inf, it must be a finite number >= 0"),
-    (["--bogus", "1"], "unrecognized arguments: --bogus 1"),
-]
-
-
 @pytest.mark.parametrize("args, message", BAD)
 def test_a_bad_argument_is_one_line_under_the_commands_usage(args, message):
     out = run("generate", *args)
@@ -101,8 +125,7 @@ def test_a_bad_argument_is_one_line_under_the_commands_usage(args, message):
     assert all(line.startswith(" ") for line in lines[1:-1])      # the rest is the usage, wrapped
 
 
-@pytest.mark.parametrize("args, message", [([], "the following arguments are required: command"),
-                                           (["frobnicate"], "invalid choice: 'frobnicate'")])
+@pytest.mark.parametrize("args, message", BAD_COMMAND)
 def test_a_bad_command_is_one_line_under_the_top_usage(args, message):
     out = run(*args)
     no_traceback(out)
