@@ -1,19 +1,29 @@
 """Command line: speculative generation with the shipped models.
 
-    python -m specdec generate --prompt "The " --gamma 4 [--temperature T]
-                               [--max-new-tokens N] [--seed S] [--compare]
+    python -m specdec generate --prompt "The " --gamma 4 --compare
 
 Accepted draft tokens are shown in green and the target's corrections or
-bonus tokens in red when stdout is a terminal; otherwise every target token
-is put in [brackets] (so piping to a file keeps the distinction).
+bonus tokens in red when stdout is a terminal (and NO_COLOR is not set);
+otherwise every target token is put in [brackets], so a file keeps the
+distinction. `--compare` also runs plain decoding and times both, honestly:
+after an untimed warm-up on other text, each side generates this prompt once,
+a text the draft has not seen in this process (see `specdec.measure`).
+
+Exit codes: 0 done; 2 a bad argument (one line under the command's usage);
+1 a failure while generating, or stdout closed early (`| head`), which, as
+Python's documentation recommends for a broken pipe, ends quietly.
 """
 
 import argparse
+import math
 import os
 import sys
 import time
 
 GREEN, RED, RESET = "\033[32m", "\033[31m", "\033[0m"
+# The untimed warm-up runs on this text, never on the user's prompt (no row of it gets cached).
+WARMUP_PROMPT = "Assignment statements are used to (re)bind names to values"
+EXAMPLE = 'example:\n  python -m specdec generate --prompt "The assert statement " --gamma 4 --compare'
 
 
 def render(text_of, tokens, from_draft, colour):
@@ -35,59 +45,104 @@ def generate(args):
 
     draft, target = load_pretrained()
     prompt = target.encode(args.prompt)
-    # Warm-up, untimed: one full run of each, so both timings below are steady-state. Cold, the
-    # draft builds every row, argmax and tempered CDF it visits on first use (tens of us each).
-    speculative_generate(draft, target, prompt, args.max_new_tokens, args.gamma, args.temperature, args.seed)
-    if args.compare:
-        autoregressive_generate(target, prompt, args.max_new_tokens, args.temperature, args.seed)
-    t0 = time.perf_counter()
-    res = speculative_generate(draft, target, prompt, args.max_new_tokens, args.gamma, args.temperature, args.seed)
-    t_spec = time.perf_counter() - t0
-    colour = sys.stdout.isatty()
+    run = (args.max_new_tokens, args.gamma, args.temperature, args.seed)
+    if args.compare:   # untimed: first allocations and code paths, on other text
+        warm = target.encode(WARMUP_PROMPT)
+        speculative_generate(draft, target, warm, min(args.max_new_tokens, 50), *run[1:])
+        autoregressive_generate(target, warm, min(args.max_new_tokens, 50), args.temperature, args.seed)
+        t0, c0 = time.perf_counter(), time.process_time()
+        plain = autoregressive_generate(target, prompt, args.max_new_tokens, args.temperature, args.seed)
+        t_plain, c_plain = time.perf_counter() - t0, time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = speculative_generate(draft, target, prompt, *run)
+    t_spec, c_spec = time.perf_counter() - t0, time.process_time() - c0
+
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     print(args.prompt + render(target.decode, res.tokens, res.from_draft, colour))
     print()
     legend = f"{GREEN}accepted draft{RESET}, {RED}target correction/bonus{RESET}" if colour else \
         "plain = accepted draft, [x] = target correction/bonus"
     print(f"legend: {legend}")
-    alpha = res.alpha
-    print(f"gamma {args.gamma}, temperature {args.temperature}: {len(res.tokens)} tokens, "
+    print(f"gamma {args.gamma}, temperature {args.temperature:g}: {len(res.tokens)} tokens, "
           f"{res.target_calls} target calls, {res.draft_calls} draft calls")
-    print(f"measured alpha {alpha:.3f}; tokens per target call {res.tokens_per_call:.3f} "
-          f"(theory at measured alpha: {expected_tokens_per_step(min(max(alpha, 0.0), 1.0), args.gamma):.3f})")
-    print(f"speculative: {t_spec * 1000:.1f} ms (second run: caches warm)")
+    if math.isnan(res.alpha):
+        print("measured alpha: none (no draft was tested: gamma 0 or no tokens)")
+    else:
+        print(f"measured alpha {res.alpha:.3f}; tokens per target call {res.tokens_per_call:.3f} "
+              f"(theory at measured alpha: {expected_tokens_per_step(res.alpha, args.gamma):.3f})")
     if args.compare:
-        t0 = time.perf_counter()
-        plain = autoregressive_generate(target, prompt, args.max_new_tokens, args.temperature, args.seed)
-        t_plain = time.perf_counter() - t0
-        print(f"plain:       {t_plain * 1000:.1f} ms  (speedup {t_plain / t_spec:.2f}x)")
+        print("timing, cold (this prompt is new to the process; one run each after a warm-up on other text):")
+        print(f"  {'':<13}{'wall clock':>13} {'CPU time':>13}")
+        for name, t, c in [("plain", t_plain, c_plain), ("speculative", t_spec, c_spec)]:
+            print(f"  {name + ':':<13}{t * 1000:>10.1f} ms {c * 1000:>10.1f} ms")
+        print(f"  {'speedup:':<13}{t_plain / t_spec:>12.2f}x {c_plain / max(c_spec, 1e-9):>12.2f}x")
+        print("  (one run is noisy: benchmarks/bench_generate.py gives intervals over many prompts)")
         if args.temperature == 0:
             print(f"identical to plain greedy decoding: {plain == res.tokens}")
         else:
-            print("plain sample: " + args.prompt + target.decode(plain))
-    return 0
+            print(f"plain decoding drew {len(plain)} tokens: another sample of the same distribution (not shown)")
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults after every option's help, and the example in the epilog kept as written."""
+
+
+def parser():
+    """(the top-level parser, the `generate` subparser): errors about its options go under its usage."""
+    top = argparse.ArgumentParser(prog="python -m specdec", description="Speculative decoding, end to end.",
+                                  epilog=EXAMPLE, formatter_class=_Formatter)
+    sub = top.add_subparsers(dest="command", required=True, metavar="command")
+    g = sub.add_parser("generate", help="generate text with the shipped draft (n-gram) and target (MLP)",
+                       description="Generate text by speculative decoding with the shipped models, marking\n"
+                                   "which tokens the draft proposed and the target accepted.",
+                       epilog=EXAMPLE, formatter_class=_Formatter)
+    g.add_argument("--prompt", metavar="TEXT", default="The ", help="text to continue (default: %(default)r)")
+    g.add_argument("--gamma", metavar="G", type=int, default=4,
+                   help="draft length: tokens the draft proposes per target call (K in the graded problem)")
+    g.add_argument("--temperature", metavar="T", type=float, default=0.0,
+                   help="sampling temperature; 0 = greedy (the output then equals the target's greedy text)")
+    g.add_argument("--max-new-tokens", metavar="N", type=int, default=200, help="tokens to generate")
+    g.add_argument("--seed", metavar="S", type=int, default=0, help="random seed for sampling (temperature > 0)")
+    g.add_argument("--compare", action="store_true",
+                   help="also run plain decoding, and time both on this prompt (cold: new to the process)")
+    return top, g
+
+
+def check(args, g):
+    """Range checks argparse's types cannot make; g.error prints g's usage and one line, exit 2."""
+    for name in ("gamma", "max_new_tokens", "seed"):
+        if getattr(args, name) < 0:
+            g.error(f"--{name.replace('_', '-')} is {getattr(args, name)}, it must be >= 0")
+    if not 0 <= args.temperature < math.inf:      # also refuses nan
+        g.error(f"--temperature is {args.temperature}, it must be a finite number >= 0")
 
 
 def main(argv=None):
-    # One BLAS thread unless told otherwise: on a small shared machine a threaded product over a
-    # few positions waits for a busy core. Set here, before `generate` first imports NumPy.
+    # One BLAS thread unless told otherwise: on a small shared machine a threaded product over a few
+    # positions waits for a busy core. Set here, before `generate` first imports NumPy.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    parser = argparse.ArgumentParser(prog="python -m specdec", description="speculative decoding, end to end")
-    sub = parser.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("generate", help="generate text with the shipped draft (n-gram) and target (MLP)")
-    g.add_argument("--prompt", required=True)
-    g.add_argument("--gamma", type=int, default=4, help="draft length (K in the graded problem)")
-    g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
-    g.add_argument("--max-new-tokens", type=int, default=200)
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--compare", action="store_true", help="also run plain decoding and compare times")
-    args = parser.parse_args(argv)
-    if args.gamma < 0:
-        parser.error(f"--gamma is {args.gamma}, it must be >= 0")
-    if args.temperature < 0:
-        parser.error(f"--temperature is {args.temperature}, it must be >= 0")
-    if args.max_new_tokens < 0:
-        parser.error(f"--max-new-tokens is {args.max_new_tokens}, it must be >= 0")
-    return generate(args)
+    if hasattr(sys.stdout, "reconfigure"):     # a terminal or pipe that cannot encode a character: escape it
+        sys.stdout.reconfigure(errors="backslashreplace")
+    top, g = parser()
+    args, extra = top.parse_known_args(argv)   # a bad argument: usage + one line, exit 2
+    if extra:   # unknown options reach the top parser; report them under the command's own usage
+        g.error(f"unrecognized arguments: {' '.join(extra)}")
+    check(args, g)
+    try:
+        generate(args)
+        sys.stdout.flush()                     # inside the try: a closed pipe surfaces here, not at exit
+    except BrokenPipeError:
+        # Python's documented recipe: point stdout at devnull so the interpreter's final flush is silent.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:                   # no traceback for a user; SPECDEC_DEBUG=1 shows it
+        if os.environ.get("SPECDEC_DEBUG"):
+            raise
+        print(f"python -m specdec {args.command}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

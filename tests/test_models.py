@@ -189,9 +189,40 @@ def test_lazy_rows_of_the_shipped_draft_equal_a_dense_build(models):
     assert not draft.table[int(sample[0])].flags.writeable
 
 
+def test_shipped_argmaxes_are_the_argmaxes_of_the_rows(models, corpus):
+    # `best` ships with the draft (one id per row, from the dense table at training time); argmax_next reads
+    # it instead of building a row. It must be argmax q itself, ties to the lowest id, for rows and contexts.
+    draft, target = models
+    sample = np.random.default_rng(5).choice(len(draft.table), 2000, replace=False)
+    assert [draft._best[r] for r in sample] == draft.dense_table(rows=sample).argmax(1).tolist()
+    starts = np.random.default_rng(6).integers(0, len(corpus) - 20, 300)
+    contexts = [target.encode(corpus[s:s + int(n)]) for s, n in zip(starts, starts % 12)] + [[], [0] * 9]
+    assert [draft.argmax_next(c) for c in contexts] == draft.next_token_probs(contexts).argmax(1).tolist()
+
+
+def test_a_draft_without_stored_argmaxes_finds_the_same_ones():
+    rng = np.random.default_rng(8)
+    ids = rng.integers(0, 5, 300).tolist()
+    lazy = NGramModel.distil(ids, rng.dirichlet(np.full(6, 0.3), size=300), 6, 3, min_share=0.05)
+    shipped = NGramModel(lazy.keys, lazy.counts, 6, 3, soft=lazy.soft, best=lazy.dense_table().argmax(1))
+    for context in ([], [5], [1, 2], [4, 4, 4], ids[:20]):
+        assert lazy.argmax_next(context) == shipped.argmax_next(context) == int(np.argmax(lazy.probs(context)))
+    with pytest.raises(ValueError, match="best must hold"):
+        NGramModel(lazy.keys, lazy.counts, 6, 3, soft=lazy.soft, best=[0, 1])      # one id per row, not two
+    with pytest.raises(ValueError, match="best must hold"):
+        NGramModel(lazy.keys, lazy.counts, 6, 3, soft=lazy.soft, best=np.full(len(lazy.table), 6))  # id >= V
+
+
+@pytest.mark.parametrize("context, position", [([1, 2, 300], 2), ([1, -1], 1), ([0.5], 0)])
+def test_a_bad_context_id_is_named(models, context, position):
+    draft, _ = models
+    with pytest.raises(ValueError, match=rf"context\[{position}\] is"):
+        draft.argmax_next(context)
+
+
 def test_greedy_cache_keys_do_not_mix_contexts(models):
-    # argmax_next caches by the bytes of the last order - 1 ids; a numpy array of wide ints has other
-    # bytes (an int64 [x] and an int32 [x, 0] share theirs), so every form must give argmax q itself
+    # row_index looks a full context up by the bytes of its last order - 1 ids; a numpy array of wide ints
+    # has other bytes (an int64 [x] and an int32 [x, 0] share theirs), so every form must give argmax q itself
     draft, target = models
     for text in ["The ", "e", "", "def f(x):\n    return", "\x00\x01"]:
         ids = target.encode(text)
@@ -283,8 +314,7 @@ def test_one_call_for_all_positions_equals_one_call_per_position(models):
     batched = target.probs_for_positions(ids, start)        # [len(ids) - start + 1, V]
     single = np.concatenate([target.next_token_probs([ids[:t]]) for t in range(start, len(ids) + 1)])
     assert batched.shape == (len(ids) - start + 1, 96)
-    assert np.allclose(batched, single, rtol=0, atol=1e-12)  # float64 head: rounding differences ~1e-16
-    assert (batched.argmax(1) == single.argmax(1)).all()
+    assert np.array_equal(batched, single)   # one matrix-vector product per position: the same rounding
     draft_rows = np.stack([draft.probs(ids[:t]) for t in range(start, len(ids) + 1)])
     assert np.array_equal(draft_rows, draft.next_token_probs([ids[:t] for t in range(start, len(ids) + 1)]))
 
@@ -317,3 +347,35 @@ def test_target_learned_english(models, corpus):
     words = re.findall(r"[A-Za-z]+", text)
     known = set(re.findall(r"[A-Za-z]+", corpus))
     assert len(words) >= 20 and sum(w in known for w in words) / len(words) > 0.8
+
+
+# ---------------------------------------------------------------- the memory-bound stand-in (lesson 08's simulation)
+@pytest.mark.parametrize("mode", ["stream", "matmul"])
+def test_stand_in_returns_exactly_the_targets_outputs(models, mode):
+    from specdec.decode import speculative_generate
+    from specdec.models.standin import MemoryBoundTarget
+    draft, target = models
+    big = MemoryBoundTarget(target, megabytes=3, mode=mode)
+    assert big.W.nbytes == 3 * 2 ** 20 and big.megabytes == 3 and big.V == target.V   # 2048 x 384 float32
+    ids = target.encode("The simple form, \"assert expression\", is")
+    for temperature in (1.0, 0.6):
+        for start in (len(ids), len(ids) - 4, 0):      # 1, 5 and every position
+            assert np.array_equal(big.probs_for_positions(ids, start, temperature),
+                                  target.probs_for_positions(ids, start, temperature))
+        contexts = [ids[:5], ids, []]
+        assert np.array_equal(big.next_token_probs(contexts, temperature), target.next_token_probs(contexts, temperature))
+    assert big.decode(big.encode("abc")) == "abc"
+    prompt = target.encode("If the ")
+    mine, theirs = (speculative_generate(draft, t, prompt, 30, 4, 0.8, rng=5) for t in (big, target))
+    assert mine.tokens == theirs.tokens and mine.accepted == theirs.accepted
+    with pytest.raises(ValueError, match="start is 99"):   # the target's own check, before any traffic
+        big.probs_for_positions(ids, 99)
+
+
+def test_stand_in_rejects_bad_arguments(models):
+    from specdec.models.standin import MemoryBoundTarget
+    _, target = models
+    with pytest.raises(ValueError, match="mode is 'gpu'"):
+        MemoryBoundTarget(target, 1, mode="gpu")
+    with pytest.raises(ValueError, match="megabytes is 0"):
+        MemoryBoundTarget(target, 0)

@@ -1,9 +1,12 @@
 """Two real character-level language models for end-to-end speculative decoding.
 
-    draft q   an order-7 character n-gram, Witten-Bell interpolated, distilled from p (`ngram.py`):
-              each context's row built on first use, then a dict lookup per token
+    draft q   an order-7 character n-gram, Witten-Bell interpolated, distilled from p (`ngram.py`,
+              `distil.py`): a greedy step is a dict lookup and a stored argmax, on any text
     target p  a Bengio-style MLP over 16 characters, 2048 tanh units (`mlp.py`), trained with
               hand-written backprop and Adam (`train.py`)
+
+`standin.py` wraps p into a memory-bound stand-in (p's outputs at the cost of a
+model streamed from memory), a simulation for lesson 08.
 
 Both read the same 96-id character vocabulary (`data.py`) and were trained on
 the prose of Python's own documentation, which every Python ships. The
@@ -35,11 +38,11 @@ def _vocab(npz):
 
 
 def load_pretrained(directory=HERE):
-    """(draft, target) from draft_ngram.npz and target_mlp.npz in `directory` (~0.2 s: no table is built)."""
+    """(draft, target) from draft_ngram.npz and target_mlp.npz in `directory` (~0.3 s: no table is built)."""
     with np.load(os.path.join(directory, "draft_ngram.npz")) as f:
         soft = unpack_soft(f, len(f["charset"]) + 1) if "soft_share" in f else None
         draft = NGramModel(f["keys"], f["counts"], len(f["charset"]) + 1, int(f["order"]), pad=int(f["pad"]),
-                           vocab=_vocab(f), soft=soft)
+                           vocab=_vocab(f), soft=soft, best=f["best"] if "best" in f else None)
     with np.load(os.path.join(directory, "target_mlp.npz")) as f:
         target = MLPModel({k: f[k] for k in PARAM_NAMES}, int(f["context"]), pad=int(f["pad"]), vocab=_vocab(f))
     if draft.vocab.charset != target.vocab.charset:

@@ -16,24 +16,45 @@ context is h, so q learns what p predicts, not what the text did. c(h) and
 T(h) stay hard. Shares pbar below `min_share` are dropped and their mass d(h)
 joins the backoff: q_k = (s(h, w) + (T(h) + d(h)) q_{k-1}(w | h')) / (c(h) + T(h)).
 
-Rows are lazy: loading keeps only the sparse per-context data (c(h), T(h),
-the nonzero (soft) counts, the row of h') and dicts from contexts to rows.
-A row is built on first use by the recursion above along its suffix chain,
-with the very array operations `dense_table()` applies to all rows at once
-(so the two agree bit for bit), and cached, as are its argmax and its
-tempered rows and CDFs: a warm draft step is a dict lookup. The shipped
-draft has 219,970 rows; a dense table of them would take 169 MB.
+A draft step must stay cheap on text the process has never seen (a cache
+that only pays off on repeated text makes a benchmark lie). So loading keeps,
+per seen context h (a "row" of the table), its backoff weight lambda(h) and
+its few nonzero entries w(h, x), with q_k(. | h) = lambda(h) q_{k-1}(. | h') + w(h, .):
+a row is two array operations per context length, built on first use along
+its suffix chain and cached. The greedy step builds no row at all: training
+stores argmax q of every row (`best`), so `argmax_next` is a dict lookup and
+an index, on any text. `dense_table()` builds all rows at once with the same
+operations, so the two agree bit for bit (169 MB for the shipped 219,970 rows).
 
     >>> m = NGramModel.fit([1, 2, 1, 2, 1, 2], vocab_size=3, order=2)
     >>> [round(float(v), 4) for v in m.probs([1])]   # unigram [1, 4, 4] / 9; (c + 1 * unigram) / (3 + 1)
     [0.0278, 0.1111, 0.8611]
+    >>> m.argmax_next([1]), m.argmax_next([2])        # 2 always follows 1, and 1 follows 2
+    (2, 1)
 """
 
 import operator
+from array import array
 
 import numpy as np
 
 from .distil import soft_counts
+
+
+def level_weights(values, entry_row, total, distinct, soft):
+    """(w per entry, lambda per row) for the rows of one context length: q = lambda q_lower + w.
+
+    Hard counts: w = c(h, x) / (c(h) + T(h)) and lambda = T(h) / (c(h) + T(h)). Soft shares: the
+    shares of h (sum S <= 1, or a little more after rounding) become s = c(h) pbar / max(S, 1); the
+    mass they leave, c(h) (1 - S / max(S, 1)), joins T(h) in lambda. Either way sum w + lambda = 1.
+    Subtle: S is a bincount, a sum in entry order, so a lazy and a dense build round it alike.
+    """
+    denominator = total + distinct
+    if not soft:
+        return values / denominator[entry_row], distinct / denominator
+    S = np.bincount(entry_row, weights=values, minlength=len(total))
+    scale = total / np.maximum(S, 1.0)
+    return values * (scale / denominator)[entry_row], (distinct + (total - scale * S)) / denominator
 
 
 class NGramModel:
@@ -41,18 +62,25 @@ class NGramModel:
 
     `table` is the read-only sequence of rows q(. | h), one per seen context h (order 0 first,
     then by length and key), each built on first use; `dense_table()` builds them all at once.
+    `best`: argmax of every row (as `dense_table().argmax(1)`); found row by row when not given.
     """
 
-    def __init__(self, keys, counts, vocab_size, order, pad=0, vocab=None, soft=None):
+    def __init__(self, keys, counts, vocab_size, order, pad=0, vocab=None, soft=None, best=None):
         self.V, self.order, self.pad, self.vocab = int(vocab_size), int(order), int(pad), vocab
         self.keys = np.asarray(keys, dtype=np.int64)      # n-grams as base-V numbers, oldest digit first
         self.counts = np.asarray(counts, dtype=np.int64)
         # soft = (keys h * V + w, lengths k, shares pbar(w | h)) of a distilled model, or None
-        self.soft = None if soft is None else tuple(np.asarray(a, t) for a, t in zip(soft, (np.int64, np.int64, float)))
+        self.soft = None if soft is None else tuple(np.asarray(a, t) for a, t in zip(soft, (np.int64, np.int8, float)))
         self._index_contexts()
         self.table = _Rows(self, 1.0)
         self._tempered, self._cdf = {}, {}                  # T -> {row: tempered row}; T -> {row: (CDF, row)}
-        self._argmax, self._greedy = {}, {}                 # row -> argmax; bytes of a context -> argmax
+        if best is not None:
+            best = np.asarray(best)
+            if best.shape != (self._size,) or not 0 <= best.min() <= best.max() < self.V:
+                raise ValueError(f"best must hold {self._size} ids in [0, {self.V}), one per row; got shape "
+                                 f"{best.shape}")
+            best = best.tolist()                           # indexing a list is the cheapest lookup Python has
+        self._best, self._argmax = best, {}                # _argmax: row -> argmax found lazily (no `best`)
 
     @classmethod
     def fit(cls, ids, vocab_size, order, pad=0, vocab=None):
@@ -73,18 +101,18 @@ class NGramModel:
                    soft_counts(ids, target_rows, vocab_size, order, pad, min_share))
 
     def _index_contexts(self):
-        """Per row (a seen context h): c(h), T(h), the row of h', the slice of its nonzero counts."""
+        """Per row (a seen context h): the row of h', lambda(h), and the slice of its entries (ids, w)."""
         V, n = self.V, self.order
         unigram = np.bincount(self.keys % V, weights=self.counts, minlength=V)
-        base = ((unigram + 1.0) / (unigram.sum() + V))[None, :]          # order 0: add-one
+        base = (unigram + 1.0) / (unigram.sum() + V)                     # order 0: add-one
         base.setflags(write=False)
-        self._rows = {0: base[0]}                                        # row -> read-only row, filled lazily
+        self._rows = {0: base}                                           # row -> read-only row, filled lazily
         if self.soft is not None:  # entries sorted by (length, key): each context's shares are one slice
             skeys, lengths, share = self.soft
             if np.any((lengths[1:] < lengths[:-1]) | ((lengths[1:] == lengths[:-1]) & (skeys[1:] < skeys[:-1]))):
                 self.soft = skeys, lengths, share = tuple(a[np.lexsort((skeys, lengths))] for a in self.soft)
             bounds = np.searchsorted(lengths, np.arange(n + 1))
-        ctx_keys, parts, pair_parts, n_pairs = [np.zeros(1, np.int64)], [([0.0], [0], [0], [0], [0])], [], 0
+        ctx_keys, parent, lam, entry_row, entry_id, entry_w = [np.zeros(1, np.int64)], [[0]], [[0.0]], [], [], []
         levels, grams, gram_count = {}, self.keys, self.counts.astype(float)
         for k in range(n - 1, 0, -1):  # (last k ids, next id) as one number, with its count (sums of ints: exact)
             grams = grams % V ** (k + 1)                   # drop the oldest id: V sorted runs, merged by a stable sort
@@ -96,29 +124,43 @@ class NGramModel:
             pairs, pair_count = levels[k]
             ctx = pairs // V
             start = np.flatnonzero(np.r_[True, ctx[1:] != ctx[:-1]])
-            uniq, end = ctx[start], np.append(start[1:], len(pairs))
-            parent = np.searchsorted(ctx_keys[-1], uniq % V ** (k - 1)) + sum(map(len, ctx_keys[:-1]))
+            uniq, size = ctx[start], np.diff(np.append(start, len(pairs)))
+            offset = sum(map(len, ctx_keys))                               # the row of uniq[0]
+            parent.append(np.searchsorted(ctx_keys[-1], uniq % V ** (k - 1)) + offset - len(ctx_keys[-1]))
             if self.soft is None:   # hard counts: the context's (next, count) pairs
-                lo, hi = start + n_pairs, end + n_pairs
-                n_pairs += len(pairs)
-                pair_parts.append((pairs % V, pair_count))
+                rows, ids, values = np.repeat(np.arange(len(uniq)), size), pairs % V, pair_count
             else:
-                block = skeys[bounds[k]:bounds[k + 1]] // V
-                lo = bounds[k] + np.searchsorted(block, uniq, "left")
-                hi = bounds[k] + np.searchsorted(block, uniq, "right")
-            parts.append((np.add.reduceat(pair_count, start), end - start, parent, lo, hi))
+                block = skeys[bounds[k]:bounds[k + 1]]
+                rows = np.minimum(np.searchsorted(uniq, block // V), len(uniq) - 1)
+                if np.any(uniq[rows] != block // V):
+                    raise ValueError(f"soft counts of length {k} name a context the counts never saw")
+                ids, values = block % V, share[bounds[k]:bounds[k + 1]]
+            total = np.add.reduceat(pair_count, start)                     # c(h): sums of integer counts
+            w, lam_k = level_weights(values, rows, total, size.astype(float), self.soft is not None)
+            lam.append(lam_k)
+            entry_row.append(rows + offset)
+            entry_id.append(ids.astype(np.uint8 if V <= 256 else np.intp))
+            entry_w.append(w)
             ctx_keys.append(uniq)
-        self._total, self._distinct, self._parent, self._lo, self._hi = (np.concatenate(a) for a in zip(*parts))
-        if self.soft is None:
-            self._next, self._count = (np.concatenate(a) for a in zip(*pair_parts)) if pair_parts else ([], [])
-        offsets = np.cumsum([len(c) for c in ctx_keys])
-        self._size = int(offsets[-1])
+        self._size = sum(map(len, ctx_keys))
+        rows = np.concatenate(entry_row) if entry_row else np.zeros(0, np.int64)
+        self._ids = np.concatenate(entry_id) if entry_id else np.zeros(0, np.uint8)
+        self._w = np.concatenate(entry_w) if entry_w else np.zeros(0)
+        # Python arrays: the build walks a chain of rows one by one, and indexing one gives a plain int or
+        # float, far faster than a NumPy scalar; at 8 bytes an entry, a fifth of a list's memory
+        self._parent = array("q", np.concatenate(parent).astype(np.int64).tobytes())
+        self._lambda = array("d", np.concatenate(lam).tobytes())
+        ends = np.cumsum(np.bincount(rows, minlength=self._size))          # rows is sorted: one slice per row
+        self._lo = array("q", np.concatenate([[0], ends[:-1]]).astype(np.int64).tobytes())
+        self._hi = array("q", ends.astype(np.int64).tobytes())
         # Fast path, one lookup per draft step: the bytes of a full (order - 1)-id context -> its row.
         self._full = None
         if 1 < n and V <= 256:
             digits = (ctx_keys[-1][:, None] // V ** np.arange(n - 2, -1, -1) % V).astype(np.uint8)  # oldest first
-            self._full = dict(zip(digits.view(f"V{n - 1}").ravel().tolist(), range(offsets[-2], offsets[-1])))
+            self._full = dict(zip(digits.view(f"V{n - 1}").ravel().tolist(), range(self._size - len(ctx_keys[-1]),
+                                                                                   self._size)))
         # One dict per shorter context length (all lengths without the fast path): last k ids as base V -> row.
+        offsets = np.cumsum([len(c) for c in ctx_keys])
         self._index = [dict(zip(keys.tolist(), range(off - len(keys), off)))
                        for keys, off in zip(ctx_keys[:n - 1] if self._full is not None else ctx_keys, offsets)]
 
@@ -127,17 +169,23 @@ class NGramModel:
         n, V = self.order, self.V
         if self._full is not None and len(context) >= n - 1:
             # seen in full: the longest suffix (an array of wide ints has more bytes than any key: a miss)
-            row = self._full.get(bytes(context[-(n - 1):]))
+            try:
+                row = self._full.get(bytes(context[-(n - 1):]))
+            except (ValueError, TypeError):   # an id outside [0, 256) in a list: checked below
+                row = None
             if row is not None:
                 return row
         ctx = list(context[-(n - 1):]) if n > 1 else []
         ctx = [self.pad] * (n - 1 - len(ctx)) + ctx
         best, key, scale = 0, 0, 1
         for k in range(1, n):  # grow the suffix one id at a time; stop at the first unseen one
-            key += int(ctx[-k]) * scale
+            t = int(ctx[-k])
+            if t != ctx[-k] or not 0 <= t < V:   # Subtle: an id >= V would alias another context's key
+                raise ValueError(f"context[{len(context) - k}] is {ctx[-k]!r}, not a token id in [0, {V})")
+            key += t * scale
             scale *= V
             # the longest seen suffixes only in the fast path's dict (its ids are then seen ones, < V <= 256)
-            row = self._index[k].get(key) if k < len(self._index) else self._full.get(bytes(ctx))
+            row = self._index[k].get(key) if k < len(self._index) else self._full.get(bytes(int(t) for t in ctx))
             if row is None:
                 break
             best = row
@@ -149,29 +197,14 @@ class NGramModel:
         chain = []
         while row is None:  # climb to the longest cached suffix (row 0, order 0, always is)
             chain.append(r)
-            r = int(self._parent[r])
+            r = self._parent[r]
             row = self._rows.get(r)
-        for r in reversed(chain):
-            row = self._interpolate(r, row[None, :])
-        return row
-
-    def _interpolate(self, r, lower):
-        """q_k(. | h) of row r from q_{k-1}(. | h') = lower [1, V], in the operations of `dense_table`."""
-        lo, hi = self._lo[r], self._hi[r]
-        total, distinct = self._total[r:r + 1, None], self._distinct[r:r + 1, None]   # [1, 1]
-        c = np.zeros((1, self.V))
-        if self.soft is None:
-            c[0, self._next[lo:hi]] = self._count[lo:hi]
-            backoff = distinct
-        else:
-            skeys, _, share = self.soft
-            c[0, skeys[lo:hi] % self.V] = share[lo:hi]
-            c /= np.maximum(c.sum(1, keepdims=True), 1.0)
-            c *= total
-            backoff = distinct + (total - c.sum(1, keepdims=True))
-        row = ((c + backoff * lower) / (total + distinct))[0]
-        row.setflags(write=False)
-        self._rows[r] = row
+        for r in reversed(chain):   # q_k(. | h) = lambda(h) q_{k-1}(. | h') + w(h, .)
+            row = row * self._lambda[r]
+            lo, hi = self._lo[r], self._hi[r]
+            row[self._ids[lo:hi]] += self._w[lo:hi]
+            row.setflags(write=False)
+            self._rows[r] = row
         return row
 
     def _tempered_row(self, r, t):
@@ -185,9 +218,7 @@ class NGramModel:
             rows = self._tempered[t] = {}
         row = rows.get(r)
         if row is None:
-            logq = np.log(self._row(r)[None, :]) / t
-            w = np.exp(logq - logq.max(1, keepdims=True))
-            row = rows[r] = (w / w.sum(1, keepdims=True))[0]
+            row = rows[r] = _temper(self._row(r)[None, :], t)[0]
             row.setflags(write=False)
         return row
 
@@ -206,7 +237,7 @@ class NGramModel:
         """
         row = self.row_index(context)
         if temperature == 0:
-            return self.argmax_next(context), self._row(row)
+            return self._argmax_of(row), self._row(row)
         t = float(temperature)
         cdfs = self._cdf.get(t)
         if cdfs is None:
@@ -222,23 +253,25 @@ class NGramModel:
     def argmax_next(self, context):
         """The greedy draft step alone: argmax q(. | context), ties to the lowest id.
 
-        Cached per context: a repeated context costs one dict lookup.
+        With `best` (the shipped draft): one dict lookup and a list index, no row built.
         """
-        key = None
-        if self._full is not None:
+        n = self.order - 1
+        if self._best is not None and self._full is not None and len(context) >= n:
+            # row_index's fast path, inlined: this is the whole greedy draft step, once per drafted token
             try:
-                key = bytes(context[-(self.order - 1):])
-            except ValueError:   # an id outside [0, 256): not a valid id here, row_index handles it
-                pass
-            best = self._greedy.get(key)
-            if best is not None:
-                return best
-        row = self.row_index(context)
-        best = self._argmax.get(row)
+                row = self._full.get(bytes(context[-n:]))
+            except (ValueError, TypeError):
+                row = None
+            if row is not None:
+                return self._best[row]
+        return self._argmax_of(self.row_index(context))
+
+    def _argmax_of(self, r):
+        if self._best is not None:
+            return self._best[r]
+        best = self._argmax.get(r)
         if best is None:
-            best = self._argmax[row] = int(self._row(row).argmax())
-        if key is not None and len(key) == min(len(context), self.order - 1):  # one byte per id: a true key
-            self._greedy[key] = best
+            best = self._argmax[r] = int(self._row(r).argmax())
         return best
 
     def probs(self, context, temperature=1.0):
@@ -259,8 +292,8 @@ class NGramModel:
     def dense_table(self, rows=None, temperature=1.0):
         """The rows built all at once, order by order, from the raw counts: [n_rows, V] float64.
 
-        8 V bytes per row (169 MB for the shipped draft): the reference for tests. With `rows`,
-        only those rows are returned, and only they and their suffixes are built.
+        8 V bytes per row (169 MB for the shipped draft): the reference for tests, and what training
+        takes `best` from. With `rows`, only those rows are returned, and only they and their suffixes built.
         """
         V, n = self.V, self.order
         nxt, full_ctx = self.keys % V, self.keys // V
@@ -285,34 +318,37 @@ class NGramModel:
             c = np.zeros((len(sel[k]), V))
             np.add.at(c, (at_ctx[m], nxt[m]), self.counts[m])
             parent = np.searchsorted(sel[k - 1], np.searchsorted(ctx_keys[k - 1], uniq[sel[k]] % V ** (k - 1)))
-            distinct = (c > 0).sum(1, keepdims=True)
-            total = c.sum(1, keepdims=True)
-            backoff = distinct
-            if self.soft is not None:  # distilled: soft counts replace c; dropped mass joins the backoff
+            total, distinct = c.sum(1), (c > 0).sum(1).astype(float)   # sums of integer counts: exact
+            r, x = np.nonzero(c)                                   # per row by id: the lazy build's entry order
+            values = c[r, x]
+            if self.soft is not None:  # distilled: the soft shares of this length replace the counts
                 skeys, lengths, share = self.soft
                 at = lengths == k
                 r = local[np.searchsorted(uniq, skeys[at] // V)]
-                c = np.zeros_like(c)
-                c[r[r >= 0], (skeys[at] % V)[r >= 0]] = share[at][r >= 0]
-                c /= np.maximum(c.sum(1, keepdims=True), 1.0)      # rounded shares: never more than all
-                c *= total                                         # s(h, w) = c(h) pbar(w | h)
-                backoff = distinct + (total - c.sum(1, keepdims=True))  # rows sum to 1 exactly; >= T(h) > 0
-            built.append((c + backoff * built[-1][parent]) / (total + distinct))
+                x, values = (skeys[at] % V)[r >= 0], share[at][r >= 0]
+                r = r[r >= 0]
+            w, lam = level_weights(values, r, total, distinct, self.soft is not None)
+            table = lam[:, None] * built[-1][parent]
+            table[r, x] += w
+            built.append(table)
         table = np.concatenate(built)
         order = np.concatenate([offsets[k] + sel[k] for k in range(n)])   # the row each built line is
         table = table[np.searchsorted(order, want)]
         t = float(temperature)
-        if t != 1.0:
-            logq = np.log(table) / t
-            w = np.exp(logq - logq.max(1, keepdims=True))
-            table = w / w.sum(1, keepdims=True)
-        return table
+        return table if t == 1.0 else _temper(table, t)
 
     def encode(self, text):
         return self.vocab.encode(text)
 
     def decode(self, ids):
         return self.vocab.decode(ids)
+
+
+def _temper(rows, t):
+    """q^(1/t) / sum q^(1/t) for each row of [B, V] `rows`, in log space."""
+    logq = np.log(rows) / t
+    w = np.exp(logq - logq.max(1, keepdims=True))
+    return w / w.sum(1, keepdims=True)
 
 
 class _Rows:

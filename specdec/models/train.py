@@ -5,11 +5,13 @@ the vocabulary its 95 most frequent characters plus <unk>, the last 5% is
 held out. The target p is trained first, with AdamW (weight decay 0.1) on
 mini-batches of (16-character window, next character) pairs by the
 hand-written backprop of `mlp.loss_and_grads`: 6000 steps, 2-6 minutes on
-2 cores depending on what else runs. The draft q is then distilled from it
-(seconds): an order-7 n-gram whose counts are p's own predictions
-(`NGramModel.distil`) on the training text and on p's greedy continuations
-of 1000 random training prompts. `--draft-only` keeps the shipped target and
-rebuilds only the draft.
+2 cores depending on what else runs. The draft q is then distilled from it:
+an order-7 n-gram whose counts are p's own predictions (`NGramModel.distil`)
+on the training text and on p's greedy continuations of 1000 random training
+prompts, shipped with the argmax of every row (so a greedy draft step builds
+no row). `--draft-only` keeps the shipped target and rebuilds only the draft,
+byte for byte the shipped file whatever the number of BLAS threads
+(`target_probs` says how), in about half a minute on 2 cores.
 
     >>> adam = Adam({"w": np.zeros(2, np.float32)}, lr=0.1)
     >>> adam.step({"w": np.array([1.0, -2.0], np.float32)}); adam.params["w"].tolist()  # first step: -lr * sign
@@ -72,28 +74,47 @@ def mean_loss(params, X, y, batch=4096):
     return total / len(y)
 
 
-def target_rows(params, X, batch=8192):
-    """p(. | window) for every row of X [N, n], float32, by the training forward pass in chunks."""
-    out = np.empty((len(X), len(params["b2"])), np.float32)
+def target_probs(target, X, batch=512):
+    """p(. | window) for every row of X [N, n], float64: the shipped target's arithmetic, reproducibly.
+
+    `MLPModel.logits`, except that the n window slots' rows of the folded table are gathered and
+    added one slot at a time (the same sums in the same order, without a [batch, n, hidden] array),
+    and the head is one float64 matrix product per batch. Subtle: a float32 BLAS product rounds
+    differently with the number of BLAS threads, and flooring the shares to 1/255 turned those
+    last-bit differences into different files; in float64 they stay ~1e-16, far from any floor.
+    """
+    out = np.empty((len(X), target.V))
     for i in range(0, len(X), batch):
-        x = params["E"][X[i:i + batch]].reshape(len(X[i:i + batch]), -1)
-        z = np.tanh(x @ params["W1"] + params["b1"]) @ params["W2"] + params["b2"]
+        windows = X[i:i + batch] + target._slot             # [B, n] rows of the folded table
+        a = target._folded[windows[:, 0]]
+        for j in range(1, windows.shape[1]):
+            a += target._folded[windows[:, j]]              # [B, hidden] float32
+        z = np.tanh(a + target._b1).astype(np.float64) @ target._W2.astype(np.float64) + target._b2
         z -= z.max(1, keepdims=True)
-        w = np.exp(z)
-        out[i:i + batch] = w / w.sum(1, keepdims=True)
+        np.exp(z, out=z)
+        out[i:i + batch] = z / z.sum(1, keepdims=True)
     return out
 
 
-def greedy_continuations(params, ids, streams, length, context, seed=0):
-    """The target's greedy continuations of `streams` random `context`-id prompts from `ids`, batched.
+def unique_windows(X):
+    """(the distinct rows U of X [N, n], index [N]) with X == U[index], U sorted by bytes."""
+    small = np.ascontiguousarray(X, np.uint8 if X.max() < 256 else np.int64)
+    _, first, index = np.unique(small.view(f"V{small.shape[1] * small.itemsize}").ravel(), return_index=True,
+                                return_inverse=True)
+    return np.asarray(X)[first], index.ravel()
+
+
+def greedy_continuations(target, ids, streams, length, seed=0):
+    """The target's greedy continuations of `streams` random `target.context`-id prompts from `ids`, batched.
 
     One list: each prompt followed by its `length` continuation ids.
     """
+    context = target.context
     rng = np.random.default_rng(seed)
     starts = rng.integers(context, len(ids) - context, streams)
     seq = np.array([ids[s - context:s] for s in starts], np.int64)
     for _ in range(length):
-        seq = np.concatenate([seq, target_rows(params, seq[:, -context:]).argmax(1)[:, None]], 1)
+        seq = np.concatenate([seq, target_probs(target, seq[:, -context:]).argmax(1)[:, None]], 1)
     return seq.ravel().tolist()
 
 
@@ -128,11 +149,14 @@ def main(argv=None):
     parser.add_argument("--hidden", type=int, default=CONFIG["hidden"])
     parser.add_argument("--weight-decay", type=float, default=CONFIG["weight_decay"])
     parser.add_argument("--order", type=int, default=CONFIG["order"], help="n-gram order of the draft")
+    parser.add_argument("--streams", type=int, default=CONFIG["streams"],
+                        help="greedy continuations of the target the draft is distilled on (on-policy data)")
     parser.add_argument("--draft-only", action="store_true",
                         help="keep the target in --out, rebuild only the (distilled) draft")
     parser.add_argument("--out", default=HERE, help="folder for draft_ngram.npz and target_mlp.npz")
     args = parser.parse_args(argv)
-    cfg = dict(CONFIG, steps=args.steps, hidden=args.hidden, weight_decay=args.weight_decay, order=args.order)
+    cfg = dict(CONFIG, steps=args.steps, hidden=args.hidden, weight_decay=args.weight_decay, order=args.order,
+               streams=args.streams)
 
     text = load_text(args.text) if args.text else pydoc_text()
     vocab = CharVocab(build_charset(text, cfg["vocab_size"]))
@@ -168,20 +192,24 @@ def main(argv=None):
     # The draft is distilled from the shipped (float16-rounded) target, on the training text plus the
     # target's own greedy continuations of random training prompts (on-policy data, as in DistillSpec).
     t0 = time.time()
-    text_ids = list(train_ids) + greedy_continuations(rounded, train_ids, cfg["streams"], cfg["stream_length"],
-                                                      cfg["context"], cfg["seed"])
+    target = mlp.MLPModel(rounded, cfg["context"], pad=pad)
+    text_ids = list(train_ids) + greedy_continuations(target, train_ids, cfg["streams"], cfg["stream_length"],
+                                                      cfg["seed"])
     X, _ = windows_and_targets(text_ids, cfg["context"], pad)
-    distilled = NGramModel.distil(text_ids, target_rows(rounded, X), len(vocab), cfg["order"], pad=pad,
-                                  min_share=cfg["min_share"])
+    windows, position = unique_windows(X)               # a third of the windows repeat: score each once
+    distilled = NGramModel.distil(text_ids, target_probs(target, windows)[position], len(vocab), cfg["order"],
+                                  pad=pad, min_share=cfg["min_share"])
     stored = dict(keys=distilled.keys, counts=distilled.counts.astype(np.int32),
                   **pack_soft(distilled.soft, len(vocab)))
-    np.savez_compressed(os.path.join(args.out, "draft_ngram.npz"), **stored, order=cfg["order"], pad=pad,
-                        charset=charset)
-    # The shipped draft is exactly these rounded shares.
+    # The shipped draft is exactly these rounded shares. Its greedy step is argmax q of the context's row,
+    # stored for every row (one byte each), so greedy drafting never builds a row.
     draft = NGramModel(stored["keys"], stored["counts"], len(vocab), cfg["order"], pad,
                        soft=unpack_soft(stored, len(vocab)))
+    stored["best"] = draft.dense_table().argmax(1).astype(np.uint8)
+    np.savez_compressed(os.path.join(args.out, "draft_ngram.npz"), **stored, order=cfg["order"], pad=pad,
+                        charset=charset)
     rows = draft.next_token_probs([val_ids[max(0, i - 8):i] for i in range(len(val_ids))])
-    p_val = target_rows(rounded, Xv)
+    p_val = target_probs(target, Xv)
     print(f"draft: order-{cfg['order']} n-gram distilled from the target on {len(text_ids)} characters, "
           f"{len(draft.keys)} distinct n-grams, {len(stored['soft_share'])} soft counts ({time.time() - t0:.1f} s); "
           f"on held-out text: argmax q = argmax p {np.mean(rows.argmax(1) == p_val.argmax(1)):.4f}, "

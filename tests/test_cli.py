@@ -1,0 +1,143 @@
+"""`python -m specdec`, run as a user runs it: a subprocess per row of a table of arguments.
+
+Whatever the arguments, no traceback may reach stderr, and the exit code says what happened:
+0 done, 2 a bad argument (the command's usage, then one error line), 1 stdout closed early.
+The independent reference for the generated text is greedy decoding itself.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GENERATE_USAGE = "usage: python -m specdec generate"
+
+
+def _run(args):
+    env = dict(os.environ, NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "specdec", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=120)
+
+
+_POOL = ThreadPoolExecutor(max_workers=4)   # each run is a process of its own: start them all at once
+_RUNS = {}
+
+
+def run(*args):
+    """The finished process for these arguments (started by `_start_every_row`, or now)."""
+    if args not in _RUNS:
+        _RUNS[args] = _POOL.submit(_run, args)
+    return _RUNS[args].result()
+
+
+def no_traceback(out):
+    assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr, out.stderr
+
+
+# ---------------------------------------------------------------- good arguments: exit 0 and the right output
+GOOD = [
+    # greedy with timing: the text is the target's own greedy text
+    (["--prompt", "The ", "--gamma", "3", "--max-new-tokens", "30", "--compare"],
+     ["identical to plain greedy decoding: True", "plain:", "speculative:", "speedup"]),
+    # gamma 0 drafts nothing, so alpha is undefined: said in words, not a nan traceback
+    (["--gamma", "0", "--max-new-tokens", "12", "--compare"],
+     ["measured alpha: none", "0 draft calls", "identical to plain greedy decoding: True"]),
+    # sampling: statistics only, never the plain sample's text
+    (["--temperature", "0.8", "--max-new-tokens", "25", "--seed", "3", "--compare"],
+     ["temperature 0.8", "another sample of the same distribution (not shown)"]),
+    # nothing to generate; an empty prompt with characters outside the vocabulary
+    (["--max-new-tokens", "0"], ["0 tokens, 0 target calls", "measured alpha: none"]),
+    (["--prompt", "", "--max-new-tokens", "5", "--gamma", "9"], ["5 tokens"]),
+    (["--prompt", "\u00e9\u2603\n", "--max-new-tokens", "5"], ["5 tokens"]),
+]
+
+
+HELP = [("--help",), ("generate", "--help")]
+BAD = [
+    (["--gamma", "-2"], "--gamma is -2, it must be >= 0"),
+    (["--gamma", "x"], "argument --gamma: invalid int value: 'x'"),
+    (["--gamma"], "argument --gamma: expected one argument"),
+    (["--max-new-tokens", "-5"], "--max-new-tokens is -5, it must be >= 0"),
+    (["--seed", "-1"], "--seed is -1, it must be >= 0"),
+    (["--temperature", "-0.5"], "--temperature is -0.5, it must be a finite number >= 0"),
+    (["--temperature", "nan"], "--temperature is nan, it must be a finite number >= 0"),
+    (["--temperature", "inf"], "--temperature is inf, it must be a finite number >= 0"),
+    (["--bogus", "1"], "unrecognized arguments: --bogus 1"),
+]
+BAD_COMMAND = [([], "the following arguments are required: command"), (["frobnicate"], "invalid choice: 'frobnicate'")]
+GREEDY = ("generate", "--prompt", "If the ", "--gamma", "5", "--max-new-tokens", "40")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _start_every_row():
+    # all rows' processes start when the module's first test runs, four at a time; each test waits for its own
+    for args in ([("generate", *a) for a, _ in GOOD] + HELP + [("generate", *a) for a, _ in BAD]
+                 + [tuple(a) for a, _ in BAD_COMMAND] + [GREEDY]):
+        if args not in _RUNS:
+            _RUNS[args] = _POOL.submit(_run, args)
+
+
+@pytest.mark.parametrize("args, expected", GOOD)
+def test_good_arguments(args, expected):
+    out = run("generate", *args)
+    no_traceback(out)
+    assert out.returncode == 0, out.stderr
+    for text in expected:
+        assert text in out.stdout, (text, out.stdout)
+    assert "\033[" not in out.stdout                     # not a terminal: brackets, no colour codes
+
+
+def test_greedy_text_is_greedy_decoding():
+    from specdec.decode import autoregressive_generate
+    from specdec.models import load_pretrained
+    _, target = load_pretrained()
+    out = run(*GREEDY)
+    marked = out.stdout.split("\n\nlegend:")[0]          # target tokens are shown as [x]
+    expected = "If the " + target.decode(autoregressive_generate(target, target.encode("If the "), 40))
+    assert re.sub(r"\[(.)\]", r"\1", marked, flags=re.S) == expected
+
+
+@pytest.mark.parametrize("args", HELP)
+def test_help_shows_defaults_and_an_example(args):
+    out = run(*args)
+    assert out.returncode == 0 and out.stderr == ""
+    assert 'example:\n  python -m specdec generate --prompt "The assert statement " --gamma 4 --compare' in out.stdout
+    if args[0] == "generate":   # every option's default, the prompt's quoted (it ends in a space)
+        options = re.split(r"\n  (?=-)", out.stdout.split("options:")[1].split("example:")[0])[1:]
+        defaults = {o.split()[0]: " ".join(o.split()).split("(default: ")[-1][:-1] for o in options[1:]}  # not -h
+        assert defaults == {"--prompt": "'The '", "--gamma": "4", "--temperature": "0.0", "--max-new-tokens": "200",
+                            "--seed": "0", "--compare": "False"}
+
+
+# ---------------------------------------------------------------- bad arguments: exit 2, usage + one line
+@pytest.mark.parametrize("args, message", BAD)
+def test_a_bad_argument_is_one_line_under_the_commands_usage(args, message):
+    out = run("generate", *args)
+    no_traceback(out)
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().split("\n")
+    assert lines[0].startswith(GENERATE_USAGE)                    # the subcommand's usage, not the top level's
+    assert lines[-1] == f"python -m specdec generate: error: {message}"
+    assert all(line.startswith(" ") for line in lines[1:-1])      # the rest is the usage, wrapped
+
+
+@pytest.mark.parametrize("args, message", BAD_COMMAND)
+def test_a_bad_command_is_one_line_under_the_top_usage(args, message):
+    out = run(*args)
+    no_traceback(out)
+    assert out.returncode == 2 and out.stderr.startswith("usage: python -m specdec [-h]")
+    assert message in out.stderr.strip().split("\n")[-1]
+
+
+# ---------------------------------------------------------------- a reader that stops early (| head)
+def test_a_closed_pipe_ends_quietly():
+    proc = subprocess.Popen([sys.executable, "-m", "specdec", "generate", "--max-new-tokens", "300", "--compare"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    proc.stdout.close()                                  # the reader is gone before the first line is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert err == "", err                                # no BrokenPipeError, no "Exception ignored"
