@@ -175,6 +175,12 @@ class TimedTarget:
         self.seconds.setdefault(len(rows), []).append(self._now() - t0)
         return rows
 
+    def probs_for_tree(self, ids, parents, tokens, temperature=1.0):
+        t0 = self._now()
+        rows = self.target.probs_for_tree(ids, parents, tokens, temperature)
+        self.seconds.setdefault(len(rows), []).append(self._now() - t0)
+        return rows
+
     def next_token_probs(self, contexts, temperature=1.0):
         return self.target.next_token_probs(contexts, temperature)
 

@@ -364,9 +364,15 @@ def test_stand_in_returns_exactly_the_targets_outputs(models, mode):
                                   target.probs_for_positions(ids, start, temperature))
         contexts = [ids[:5], ids, []]
         assert np.array_equal(big.next_token_probs(contexts, temperature), target.next_token_probs(contexts, temperature))
+        parents, nodes = [-1, -1, 0, 0, 1], [3, 7, 1, 2, 9]              # a small draft tree
+        assert np.array_equal(big.probs_for_tree(ids, parents, nodes, temperature),
+                              target.probs_for_tree(ids, parents, nodes, temperature))
     assert big.decode(big.encode("abc")) == "abc"
     prompt = target.encode("If the ")
     mine, theirs = (speculative_generate(draft, t, prompt, 30, 4, 0.8, rng=5) for t in (big, target))
+    assert mine.tokens == theirs.tokens and mine.accepted == theirs.accepted
+    mine, theirs = (speculative_generate(draft, t, prompt, 30, 2, 0.8, rng=5, verify="tree", width=2)
+                    for t in (big, target))
     assert mine.tokens == theirs.tokens and mine.accepted == theirs.accepted
     with pytest.raises(ValueError, match="start is 99"):   # the target's own check, before any traffic
         big.probs_for_positions(ids, 99)

@@ -56,6 +56,12 @@ class MemoryBoundTarget:
         self._traffic(len(rows))
         return rows
 
+    def probs_for_tree(self, ids, parents, tokens, temperature=1.0):
+        """Exactly target.probs_for_tree(ids, parents, tokens, temperature), plus the memory traffic."""
+        rows = self.target.probs_for_tree(ids, parents, tokens, temperature)  # [nodes + 1, V]
+        self._traffic(len(rows))
+        return rows
+
     def next_token_probs(self, contexts, temperature=1.0):
         """Exactly target.next_token_probs(contexts, temperature), plus the memory traffic."""
         rows = self.target.next_token_probs(contexts, temperature)
