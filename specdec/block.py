@@ -35,12 +35,16 @@ for its probability under each model, and let every x_i be drawn from q_{i-1}.
 1. w_i(s) is the share of s that may be kept: unrolled, w_i = min over j of the
    ratio p/q of the last i - j tokens, so q(s) w_i(s) <= p(s).
 2. The thresholds make, averaged over the draft after s,
+
        P(n >= i | s) = w_i(s).                                               (*)
+
    Since n is the LAST pass, n >= i iff some j >= i passes: 1 - prod_{j>=i} (1 - h_j).
    At i = K that is h_K = w_K. Below, h_i is fixed by s and, by (*) at i + 1,
    the later part fails with probability 1 - E[w_{i+1} | s] = 1 - w_i + Z_i,
    because E[w_{i+1} | s] = sum_y min(q_i(y), w_i p_i(y)) = w_i - Z_i. So
+
        P(n >= i | s) = 1 - (1 - h_i)(1 - w_i + Z_i) = w_i  iff  h_i = Z_i / (Z_i + 1 - w_i),
+
    and P(n = i | s) = w_i - (w_i - Z_i) = Z_i: the block stops after s exactly
    as often as the weighted residual has mass to hand out.
 3. The emitted text. Let D(s) = P(the text starts with s, yet the block ended

@@ -161,7 +161,7 @@ def multi_draft_distribution(p, q, k, replace=False, naive=False):
 
 
 def total_variation(a, b):
-    """1/2 sum |a - b|: two dicts {outcome: probability} or two rows of equal length."""
+    """Half the sum of abs(a - b): two dicts {outcome: probability} or two rows of equal length."""
     if isinstance(a, dict):
         return sum((abs(a.get(s, 0) - b.get(s, 0)) for s in set(a) | set(b)), Fraction(0)) / 2
     return sum((abs(x - y) for x, y in zip(a, b)), Fraction(0)) / 2

@@ -1,7 +1,7 @@
 """One verification step of each rule, enumerated exactly: the engine behind `exact.py`.
 
-Each step function takes (p, q, gamma, ctx, **options), p and q returning rows for
-a context (tuples of ids), and returns [(probability, n kept, emitted block)] over
+Each step function takes (p, q, gamma, ctx) and the rule's keyword options, p
+and q returning rows for a context (tuples of ids), and returns [(probability, n kept, emitted block)] over
 every draft and every outcome of the rule's randomness. Arithmetic is exact when
 the rows hold Fractions. The decisions are those of `rules` (block weights and
 thresholds, typical's bar) and `multidraft` (recursive rejection); drafted tokens

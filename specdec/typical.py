@@ -8,7 +8,9 @@ draft rows and the samples; the loops are `rules.greedy_rule` and `rules.typical
   argmax p at the first mismatch, or argmax p_K after all K. Speculative decoding
   with it IS greedy decoding of the target, whatever the draft proposes.
 - typical_verify (Medusa, Cai et al. 2024): keep x_i while
+
       p_i(x_i) > min(eps, delta exp(-H(p_i))),   H(p) = -sum p log p (nats),
+
   defaults eps = 0.09, delta = 0.3; then the same greedy token. A peaked row asks
   for p(x) > eps; a flat one for less (uniform over 10 ids: 0.3 * 0.1 = 0.03).
   NOT lossless. Worked example: p = [1/20, 19/20] at every position, draft
