@@ -375,7 +375,7 @@ def test_matches_numpy_reference(inputs):
 
 
 @pytest.mark.slow
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(verify_inputs())
 def test_accepted_prefix_invariants(inputs):
     """Structural facts independent of any implementation: the output is a prefix of the draft,
