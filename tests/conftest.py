@@ -13,14 +13,22 @@ it loads (pyproject.toml's norecursedirs keeps it out of tests/submissions/):
 - `FixedRandom(u)`: a `random.Random` whose every uniform is `u`, for hand-checkable sampler decisions.
 
 Tests that take more than about half a second carry `@pytest.mark.slow`: `make quick` skips them,
-`make test` runs everything.
+`make test` runs everything. The suite runs NumPy's OpenBLAS on one thread (below).
 """
 
 import math
+import os
 import random
 
-import numpy as np
-from hypothesis import HealthCheck, settings
+# Subtle: OpenBLAS starts a thread per core for every matrix product. On a busy 2-core machine those threads spin
+# against the other processes: test_decode's sampled-generation test took 1.9 s to 28.7 s from run to run with
+# them, 2.3 s to 2.9 s with one thread. So the suite pins one thread. It must be set before NumPy loads OpenBLAS
+# (pytest loads this file before any test module); notebook kernels started later inherit it. setdefault: an
+# explicit OPENBLAS_NUM_THREADS from the caller wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402  (after the environment variable, on purpose)
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 # derandomize: a red CI is reproducible on any machine; deadline=None: no timing-based failures on a busy 2-core box.
 settings.register_profile("specdec", derandomize=True, deadline=None, max_examples=200,
