@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test setup bench clean
+.PHONY: lab test quick setup bench clean
 
 # JupyterLab refuses to run as root unless told; containers often are root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -15,6 +15,10 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The developer's fast loop: everything but the tests marked slow (notebooks and doctests included).
+quick: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
 
 setup: $(STAMP)
 

@@ -37,7 +37,7 @@ def test_softmax_ratios_are_exp_of_logit_differences():
 
 
 def test_softmax_recovers_probabilities_from_their_logs():
-    """The seed's example distribution: logits = log p, then softmax(logits) = p
+    """The graded problem's example distribution: logits = log p, then softmax(logits) = p
     (mechanism 65%, layer 20%, pattern 10%, model 5%)."""
     p = [0.65, 0.20, 0.10, 0.05]
     assert softmax([math.log(v) for v in p]) == pytest.approx(p, abs=1e-15)
@@ -126,22 +126,14 @@ def test_softmax_accepts_numpy_float32_input_returns_floats():
     ([0.0, 1.0], math.nan, r"temperature must be .*>= 0"),    # NaN temperature
     ([0.0, 1.0], "1", r"temperature must be .*>= 0"),         # not a number
     ([0.0, 1.0], True, r"temperature must be .*>= 0"),        # bool is not a temperature
-], ids=["empty", "nan-logit", "plus-inf-logit", "all-minus-inf", "negative-T", "nan-T", "str-T", "bool-T"])
+    # infinite T is refused, not mapped to its uniform limit: with a masked logit, (-inf - max) / inf is nan
+    ([0.0, 1.0], math.inf, r"temperature must be a finite number >= 0, got inf"),
+    ([0.0, -math.inf, 1.0], math.inf, r"temperature must be a finite number >= 0, got inf"),
+], ids=["empty", "nan-logit", "plus-inf-logit", "all-minus-inf", "negative-T", "nan-T", "str-T", "bool-T",
+        "inf-T", "inf-T-masked"])
 def test_softmax_errors(logits, temperature, message):
     with pytest.raises(ValueError, match=message):
         softmax(logits, temperature=temperature)
-
-
-def test_softmax_infinite_temperature_is_a_distribution_or_an_error():
-    """temperature = inf passes the ">= 0" check. Whatever the convention (refuse it, or
-    return the uniform limit over unmasked tokens), the result must never be NaN.
-    With a masked (-inf) logit, (-inf - max) / inf is nan in IEEE arithmetic."""
-    for z in ([0.0, 1.0], [0.0, -math.inf, 1.0]):
-        try:
-            p = softmax(z, temperature=math.inf)
-        except ValueError:
-            continue
-        assert all(math.isfinite(v) for v in p) and math.fsum(p) == pytest.approx(1.0)
 
 
 def numpy_softmax(z, temperature):

@@ -8,24 +8,24 @@ References, none of them the code under test:
 - deterministic "random" generators (a `random.Random` whose random() returns a fixed u), which turn
   the accept test and the inverse-CDF draw into hand-checkable arithmetic.
 
-Statistical tolerance: for each token bin, z = |count - n p| / sqrt(n p (1 - p)) must stay below 4.5.
-Under a correct sampler z is ~ N(0, 1) per bin, so a false alarm has probability ~7e-6 per bin (about 1e-4
-over every bin in this file); the seeds are fixed, so the outcome is reproducible anyway. A wrong rule
-shifts some bin by >= 0.05, which at n >= 5000 is more than 7 sigma: `test_tolerance_has_power` checks
-that the same test rejects the draft distribution q in place of p.
+Statistical tolerance: for each token bin, z = |count - n p| / sqrt(n p (1 - p)) must stay below Z_MAX = 4.5
+(`max_z` and `Z_MAX` are shared in conftest.py). Under a correct sampler z is ~ N(0, 1) per bin, so a false
+alarm has probability ~7e-6 per bin (about 1e-4 over every bin in this file); the seeds are fixed, so the
+outcome is reproducible anyway. A wrong rule shifts some bin by >= 0.05, which at n >= 5000 is more than
+7 sigma: `test_tolerance_has_power` checks that the same test rejects the draft distribution q in place of p.
+The N = 20,000-call Monte Carlo tests are marked slow (`make quick` skips them).
 """
 
 import random
 
 import numpy as np
 import pytest
+from conftest import Z_MAX, FixedRandom, max_z
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specdec import speculative_sample, verify_speculative_tokens
 from specdec.sampling import make_rng, sample_from
-
-Z_MAX = 4.5
 
 # Three drafted positions over V = 4 tokens, with a different (q_i, p_i) pair at each so the
 # acceptance rates differ; p_3 is the target's bonus row.
@@ -43,31 +43,6 @@ COUNT_PROBS = [0.4, 0.27, 0.033, 0.297]
 N = 20_000
 
 
-class FixedRandom(random.Random):
-    """A Random whose every uniform is `u`: makes the sampler's decisions hand-checkable."""
-
-    def __init__(self, u):
-        super().__init__(0)
-        self.u = u
-
-    def random(self):
-        return self.u
-
-
-def max_z(samples, probs):
-    """Largest per-bin z-score of `samples` (token ids) against `probs`; a zero-mass bin hit is infinite."""
-    n = len(samples)
-    counts = np.bincount(np.asarray(samples, dtype=np.int64), minlength=len(probs))
-    worst = 0.0
-    for c, pr in zip(counts, probs):
-        if pr == 0.0 or pr == 1.0:
-            if c != n * pr:
-                return float("inf")
-            continue
-        worst = max(worst, abs(c - n * pr) / np.sqrt(n * pr * (1.0 - pr)))
-    return worst
-
-
 @pytest.fixture(scope="module")
 def runs():
     """N verifications of a K = 3 draft whose tokens are drawn from q (NumPy) and verified with a seeded Random."""
@@ -81,28 +56,33 @@ def emitted(out):
     return out["accepted_tokens"] + ([out["bonus_token"]] if out["bonus_token"] is not None else [])
 
 
+@pytest.mark.slow
 def test_first_emitted_token_is_distributed_as_p0(runs):
     assert max_z([emitted(o)[0] for o in runs], P[0]) < Z_MAX
 
 
+@pytest.mark.slow
 def test_second_token_given_first_accepted_is_distributed_as_p1(runs):
     seconds = [emitted(o)[1] for o in runs if o["acceptance_count"] >= 1]
     assert len(seconds) > 0.55 * N  # about beta_0 N = 12000 calls
     assert max_z(seconds, P[1]) < Z_MAX
 
 
+@pytest.mark.slow
 def test_bonus_after_all_accepted_is_distributed_as_p3(runs):
     # Edge case: token 1 has p_3 = 0, so it must never appear (max_z returns inf if it does).
     bonuses = [o["bonus_token"] for o in runs if o["acceptance_count"] == 3]
     assert max_z(bonuses, P[3]) < Z_MAX
 
 
+@pytest.mark.slow
 def test_accepted_count_matches_product_of_acceptance_rates(runs):
     for i, q in enumerate(Q):  # the hand-worked betas above, recomputed
         assert sum(min(a, b) for a, b in zip(P[i], q)) == pytest.approx(BETAS[i])
     assert max_z([o["acceptance_count"] for o in runs], COUNT_PROBS) < Z_MAX
 
 
+@pytest.mark.slow
 def test_tolerance_has_power(runs):
     # The same test must reject a wrong answer: the first token compared with q_0 instead of p_0.
     assert max_z([emitted(o)[0] for o in runs], Q[0]) > 10 * Z_MAX

@@ -3,18 +3,21 @@
 Notation: target p, draft q, draft length gamma, acceptance rate alpha, cost ratio c.
 References, none of them the code under test:
 - hand-worked values, arithmetic in the comments;
-- second implementations written differently (the geometric SUM 1 + alpha + ... + alpha^gamma instead of
-  the closed form; a brute-force search over gamma written here);
+- exact rational arithmetic (fractions.Fraction, no rounding at all) from the DEFINITIONS, not from the
+  library's formulas: E[tokens] as the mean of the count distribution, sum_n (n + 1) P(n), and the best
+  draft length by scanning every gamma exactly;
 - simulation at fixed seeds: an i.i.d. Bernoulli(alpha) model in NumPy, and the real sampler
-  `specdec.batched.sample_batch` on drafts x ~ q. Tolerance: 4.5 standard errors (a false alarm has
-  probability ~7e-6 per check under a correct formula; the seeds are fixed, so outcomes are reproducible).
+  `specdec.batched.sample_batch` on drafts x ~ q, with the shared z-score tolerance `Z_MAX` (conftest.py).
+`acceptance_rate` = 1 - TV is tested by exact enumeration in test_exact_distribution.py.
 """
 
+import functools
 import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import Z_MAX, max_z
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,14 +25,38 @@ from specdec.batched import sample_batch
 from specdec.theory import (accepted_count_distribution, acceptance_rate, expected_tokens_per_step,
                             optimal_draft_length, walltime_speedup)
 
-Z_MAX = 4.5
 alphas = st.floats(0.0, 1.0)
 gammas = st.integers(0, 30)
 
 
-def geometric_sum(alpha, gamma):
-    """Second implementation: E[tokens] = sum_{n=0}^{gamma} alpha^n (token n+1 is emitted iff n drafts passed)."""
-    return math.fsum(alpha ** n for n in range(gamma + 1))
+def exact_count_distribution(alpha, gamma):
+    """P(n accepted drafts) in exact rationals, from the i.i.d. model's definition: the first n drafts pass
+    (alpha each) and draft n + 1 fails (1 - alpha), except n = gamma, where all of them passed."""
+    a = Fraction(alpha)  # the float alpha, exactly
+    return [a ** n * (1 - a) for n in range(gamma)] + [a ** gamma]
+
+
+def exact_tokens(alpha, gamma):
+    """E[tokens per target call] = E[n + 1] over that distribution: n accepted drafts, plus the correction or
+    the bonus. Exact, and a different formula from both the closed form and the sum 1 + alpha + ... ."""
+    return sum((n + 1) * pr for n, pr in enumerate(exact_count_distribution(alpha, gamma)))
+
+
+@functools.lru_cache(maxsize=None)
+def exact_tokens_up_to(alpha, max_gamma=64):
+    """(E[tokens] for gamma = 0..max_gamma), the same mean as `exact_tokens`, built in one pass:
+    E(gamma) = sum_{n < gamma} (n + 1) alpha^n (1 - alpha) + (gamma + 1) alpha^gamma."""
+    a, out, partial, power = Fraction(alpha), [], Fraction(0), Fraction(1)   # power = a^gamma
+    for gamma in range(max_gamma + 1):
+        out.append(partial + (gamma + 1) * power)
+        partial += (gamma + 1) * power * (1 - a)
+        power *= a
+    return tuple(out)
+
+
+def exact_speedups(alpha, c, max_gamma=64):
+    """[S(0), ..., S(max_gamma)] exactly: S(gamma) = E[tokens] / (gamma c + 1)."""
+    return [e / (g * Fraction(c) + 1) for g, e in enumerate(exact_tokens_up_to(alpha, max_gamma))]
 
 
 # --- expected_tokens_per_step ----------------------------------------------------------------
@@ -47,21 +74,9 @@ def test_expected_tokens_hand_values(alpha, gamma, expected):
 
 @settings(max_examples=100)
 @given(alpha=alphas, gamma=gammas)
-def test_expected_tokens_equals_geometric_sum(alpha, gamma):
-    assert expected_tokens_per_step(alpha, gamma) == pytest.approx(geometric_sum(alpha, gamma), rel=1e-9, abs=1e-9)
-
-
-@pytest.mark.parametrize("gamma", [1, 4, 10])
-@pytest.mark.parametrize("h", [1e-4, 1e-7, 1e-10])
-def test_expected_tokens_is_continuous_at_alpha_one(gamma, h):
-    """Near 1: sum alpha^n = (gamma + 1) - h gamma (gamma + 1) / 2 + O(h^2) with alpha = 1 - h.
-
-    The closed form divides two small differences; rounding costs ~1e-16 / h relative, hence the tolerance.
-    """
-    value = expected_tokens_per_step(1.0 - h, gamma)
-    first_order = (gamma + 1) - h * gamma * (gamma + 1) / 2
-    assert abs(value - first_order) <= (h * gamma * (gamma + 1)) ** 2 + 1e-15 / h * (gamma + 1)
-    assert value <= gamma + 1 == expected_tokens_per_step(1.0, gamma)
+def test_expected_tokens_equals_the_exact_mean_of_the_count_distribution(alpha, gamma):
+    exact = exact_tokens(alpha, gamma)
+    assert abs(Fraction(expected_tokens_per_step(alpha, gamma)) - exact) <= exact * Fraction(1, 10 ** 13)
 
 
 def bernoulli_tokens(alpha, gamma, n, seed):
@@ -92,38 +107,18 @@ def test_walltime_speedup_hand_values(alpha, gamma, c, expected):
     assert walltime_speedup(alpha, gamma, c) == pytest.approx(expected, abs=1e-12)
 
 
-def brute_force_optimum(alpha, c, max_gamma=64):
-    """Second implementation: scan gamma with the geometric sum; the first strict maximum wins."""
-    best, best_value = 0, 1.0
-    for gamma in range(1, max_gamma + 1):
-        value = geometric_sum(alpha, gamma) / (gamma * c + 1)
-        if value > best_value * (1 + 1e-12):  # a relative margin: the two sums round differently
-            best, best_value = gamma, value
-    return best
-
-
 @pytest.mark.parametrize("alpha", [0.0, 0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99])
-@pytest.mark.parametrize("c", [0.01, 0.05, 0.1, 0.2, 0.5, 1.0])
-def test_optimal_draft_length_against_brute_force(alpha, c):
-    gamma = optimal_draft_length(alpha, c)
-    assert gamma == brute_force_optimum(alpha, c)
-    assert 0 <= gamma <= 64
+@pytest.mark.parametrize("c", [0.0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0])   # c = 0: a free draft, S grows forever
+def test_optimal_draft_length_is_the_exact_best(alpha, c):
+    """Scan every gamma in 0..64 in exact rationals: the returned gamma's exact speedup is the maximum.
 
-
-@pytest.mark.parametrize("alpha", [0.1, 0.5])
-def test_optimal_draft_length_with_a_free_draft(alpha):
-    """Edge: c = 0. The speedup then grows with gamma forever (towards 1 / (1 - alpha)), but in
-    floats alpha^(gamma+1) stops mattering long before gamma = 64 (0.5^54 < 1e-16), so the returned
-    gamma sits somewhere on a flat plateau. What holds: its speedup is 1 / (1 - alpha) to 1e-12.
+    Up to 1e-12 relative: near a flat optimum (or at c = 0, where alpha^gamma stops registering in floats)
+    two draft lengths can differ by less than float rounding, and either is a right answer.
     """
-    gamma = optimal_draft_length(alpha, 0.0)
-    assert walltime_speedup(alpha, gamma, 0.0) == pytest.approx(1 / (1 - alpha), rel=1e-12)
-    assert walltime_speedup(alpha, gamma, 0.0) >= max(geometric_sum(alpha, g) for g in range(65)) * (1 - 1e-12)
-
-
-def test_optimal_draft_length_with_a_free_draft_and_high_alpha():
-    """c = 0, alpha = 0.9: 0.9^65 = 1.1e-3 still matters, so the longest draft allowed wins."""
-    assert optimal_draft_length(0.9, 0.0) == 64
+    gamma = optimal_draft_length(alpha, c)
+    speedups = exact_speedups(alpha, c)
+    assert 0 <= gamma <= 64
+    assert speedups[gamma] >= max(speedups) * (1 - Fraction(1, 10 ** 12))
 
 
 @pytest.mark.parametrize("alpha, c, expected", [
@@ -165,14 +160,6 @@ def test_accepted_count_sums_to_one_and_its_mean_is_tokens_minus_one(alpha, gamm
     assert mean == pytest.approx(expected_tokens_per_step(alpha, gamma) - 1, rel=1e-9, abs=1e-9)
 
 
-def max_z(counts, probs):
-    """Largest per-bin z-score of integer samples against probs; a zero-probability bin hit is infinite."""
-    n = len(counts)
-    hist = np.bincount(counts, minlength=len(probs))
-    return max(abs(h - n * pr) / math.sqrt(n * pr * (1 - pr)) if 0 < pr < 1 else (0.0 if h == n * pr else math.inf)
-               for h, pr in zip(hist, probs))
-
-
 @pytest.mark.parametrize("alpha, gamma", [(0.4, 3), (0.85, 6)])
 def test_accepted_count_against_bernoulli_simulation(alpha, gamma):
     counts = bernoulli_tokens(alpha, gamma, 50_000, seed=2)
@@ -200,29 +187,13 @@ def test_accepted_count_and_tokens_against_sample_batch():
     assert abs(counts.mean() + 1 - expected_tokens_per_step(alpha, gamma)) < Z_MAX * stderr
 
 
-# --- acceptance_rate = 1 - TV ------------------------------------------------------------------
-
-def test_acceptance_rate_hand_value():
-    """beta = sum min(p, q) = 0.1 + 0.2 + 0.2 + 0.1 = 0.6 = 1 - TV = 1 - 0.4."""
-    assert acceptance_rate(P, Q) == pytest.approx(0.6, abs=1e-12)
-    assert acceptance_rate(P, P) == pytest.approx(1.0, abs=1e-12)                  # edge: q = p
-    assert acceptance_rate([1.0, 0.0], [0.0, 1.0]) == 0.0                           # edge: disjoint
-
-
-@settings(max_examples=100)
-@given(st.integers(1, 10).flatmap(lambda v: st.tuples(
-    st.lists(st.integers(0, 9), min_size=v, max_size=v).filter(any),
-    st.lists(st.integers(0, 9), min_size=v, max_size=v).filter(any))))
-def test_acceptance_rate_is_one_minus_total_variation(weights):
-    p, q = ([w / sum(ws) for w in ws] for ws in weights)
-    tv = 0.5 * math.fsum(abs(a - b) for a, b in zip(p, q))
-    assert acceptance_rate(p, q) == pytest.approx(1.0 - tv, abs=1e-12)
-
+# --- acceptance_rate, by simulation (its exact tests are in test_exact_distribution.py) -------------
 
 def test_acceptance_rate_against_sample_batch():
-    """One draft x ~ q against p is accepted with probability beta."""
+    """One draft x ~ q against p is accepted with probability beta = 0.1 + 0.2 + 0.2 + 0.1 = 0.6."""
     accepted = sampled_counts(1, 50_000, seed=4)
     beta = acceptance_rate(P, Q)
+    assert beta == pytest.approx(0.6, abs=1e-12)
     assert abs(accepted.mean() - beta) < Z_MAX * math.sqrt(beta * (1 - beta) / len(accepted))
 
 
@@ -245,19 +216,23 @@ def test_acceptance_rate_against_sample_batch():
     (lambda: walltime_speedup(0.5, 2.5, 0.1), TypeError, r"gamma must be an int"),
     (lambda: optimal_draft_length(0.5, 0.1, max_gamma=-1), ValueError, r"max_gamma is -1"),
     (lambda: optimal_draft_length(1.2, 0.1), ValueError, r"alpha is 1.2"),
-    (lambda: acceptance_rate([0.5, 0.5], [1.0]), ValueError, r"q has 1 entries but p has 2"),
 ])
 def test_bad_input_raises_clear_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
 
 
+@pytest.mark.parametrize("gamma", [1, 4, 8])
 @pytest.mark.parametrize("h", [1e-4, 1e-7, 1e-10, 1e-13])
-def test_expected_tokens_per_step_is_accurate_just_below_alpha_1(h):
-    """Near alpha = 1 the closed form cancels (relative error ~1e-16 / h, 4e-10 at h = 1e-10).
+def test_expected_tokens_per_step_is_accurate_just_below_alpha_1(h, gamma):
+    """Near alpha = 1 the closed form (1 - alpha^(gamma+1)) / (1 - alpha) cancels: its relative error is
+    ~1e-16 / h, 1e-6 at h = 1e-10. The library must keep full accuracy there, and stay continuous with
+    its alpha = 1 value gamma + 1.
 
-    Independent reference: the geometric sum 1 + alpha + ... + alpha^gamma in exact rationals.
+    Reference: the exact mean of the count distribution (`exact_tokens`), in rationals.
     """
-    alpha, gamma = 1.0 - h, 8
-    exact = sum(Fraction(alpha) ** k for k in range(gamma + 1))
-    assert abs(Fraction(expected_tokens_per_step(alpha, gamma)) - exact) / exact < 1e-15
+    alpha = 1.0 - h
+    exact = exact_tokens(alpha, gamma)
+    value = expected_tokens_per_step(alpha, gamma)
+    assert abs(Fraction(value) - exact) / exact < 1e-15
+    assert value <= gamma + 1 == expected_tokens_per_step(1.0, gamma)

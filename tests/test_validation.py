@@ -10,16 +10,14 @@ import math
 
 import numpy as np
 import pytest
+from conftest import GRADED_EXAMPLES
 
 from specdec import verify_speculative_tokens
 
-# A valid K=2, V=3 input (seed example 1); each case replaces one argument.
-VALID = {
-    "draft_tokens": [2, 1],
-    "draft_probs": [[0.1, 0.2, 0.7], [0.2, 0.6, 0.2]],
-    "target_probs": [[0.05, 0.15, 0.8], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2]],
-    "random_samples": [0.5, 0.4],
-}
+# A valid K=2, V=3 input: the graded problem's example 1 (its answer is checked in test_verify.py);
+# each case below replaces one argument, so it breaks exactly one thing.
+VALID = dict(zip(["draft_tokens", "draft_probs", "target_probs", "random_samples"], GRADED_EXAMPLES[0][1]))
+EXAMPLE_1_ANSWER = GRADED_EXAMPLES[0][2]
 Q, P = VALID["draft_probs"], VALID["target_probs"]
 
 
@@ -27,13 +25,8 @@ def call(**changes):
     return verify_speculative_tokens(**{**VALID, **changes})
 
 
-def test_valid_base_case_passes():
-    """The cases below each break one thing of this valid call (seed example 1)."""
-    assert call() == {"accepted_tokens": [2, 1], "bonus_token": 0, "acceptance_count": 2}
-
-
 CASES = [
-    # --- lengths (the seed: mismatched lengths raise ValueError) ---
+    # --- lengths (the graded problem: mismatched lengths raise ValueError) ---
     pytest.param({"draft_probs": Q[:1]}, ValueError, r"len\(draft_probs\) is 1 but len\(draft_tokens\) is 2",
                  id="draft_probs-too-short"),
     pytest.param({"draft_probs": Q + [[1 / 3] * 3]}, ValueError, r"len\(draft_probs\) is 3",
@@ -168,9 +161,9 @@ def test_numpy_logits_row_names_position():
 
 @pytest.mark.parametrize("u", [0.0, 1.0, np.float32(1.0), 1], ids=["zero", "one", "float32-one", "int-one"])
 def test_boundary_samples_are_valid(u):
-    """u in [0, 1] inclusive (the seed says [0, 1); u = 1.0 is allowed rather than rejected).
-    Seed example 1 has ratios >= 1 at both steps, so any valid u gives its answer."""
-    assert call(random_samples=[u, u]) == {"accepted_tokens": [2, 1], "bonus_token": 0, "acceptance_count": 2}
+    """u in [0, 1] inclusive (the graded problem says [0, 1); u = 1.0 is allowed rather than rejected).
+    Example 1 has ratios >= 1 at both steps, so any valid u gives its answer."""
+    assert call(random_samples=[u, u]) == EXAMPLE_1_ANSWER
 
 
 @pytest.mark.parametrize("delta", [-9e-5, 9e-5], ids=["sum-below-1", "sum-above-1"])

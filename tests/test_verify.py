@@ -1,7 +1,8 @@
-"""The graded rule `verify_speculative_tokens`: seed examples, hand-worked cases, edges, properties.
+"""The graded rule `verify_speculative_tokens`: the graded problem's examples, hand-worked cases, edges, properties.
 
 References, each independent of the code under test:
-- the three seed examples, verbatim (shared/seed-problem.md is the law);
+- the graded problem's three examples, verbatim (`GRADED_EXAMPLES` in conftest.py; the problem's full
+  statement, which is the law for this function, is exercises/ex01_verify/README.md);
 - hand-worked arithmetic written out in each docstring;
 - a second implementation below (`reference_verify`), written with NumPy arrays
   and a different argmax, compared on random valid inputs with hypothesis.
@@ -13,6 +14,7 @@ import copy
 
 import numpy as np
 import pytest
+from conftest import GRADED_EXAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,42 +26,36 @@ def result(accepted, bonus):
 
 
 # ---------------------------------------------------------------------------
-# The seed examples, verbatim
+# The graded problem's examples, verbatim
 # ---------------------------------------------------------------------------
 
-def test_seed_example_1_all_accepted_with_bonus():
+def test_graded_example_1_all_accepted_with_bonus():
     """Step 0: x=2, p/q = 0.8/0.7 > 1, accepted. Step 1: x=1, p/q = 0.7/0.6 > 1, accepted.
     All K=2 accepted and row 2 exists: bonus = argmax [0.5, 0.3, 0.2] = 0."""
-    out = verify_speculative_tokens(
-        [2, 1],
-        [[0.1, 0.2, 0.7], [0.2, 0.6, 0.2]],
-        [[0.05, 0.15, 0.8], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2]],
-        [0.5, 0.4],
-    )
-    assert out == {"accepted_tokens": [2, 1], "bonus_token": 0, "acceptance_count": 2}
+    title, args, expected = GRADED_EXAMPLES[0]
+    assert title == "All tokens accepted with bonus token"
+    assert verify_speculative_tokens(*args) == expected == result([2, 1], 0)
 
 
-def test_seed_example_2_title_is_wrong_output_is_right():
-    """The seed titles this "Second token rejected with resample", but the rule says otherwise.
+def test_graded_example_2_title_is_wrong_output_is_right():
+    """The problem titles this "Second token rejected with resample", but the rule says otherwise.
 
     Step 0: x=0, ratio 0.9/0.8 > 1 -> min(1, .) = 1, u=0.5 <= 1: accepted.
     Step 1: x=1, ratio 0.9/0.1 = 9 -> min(1, 9) = 1, u=0.8 <= 1: accepted (not rejected!).
     target_probs has only 2 rows, so there is no row K=2: bonus_token is None.
-    The expected output in the seed agrees with this; only the title is mislabelled.
+    The problem's expected output agrees with this; only the title is mislabelled.
     """
-    out = verify_speculative_tokens(
-        [0, 1],
-        [[0.8, 0.2], [0.9, 0.1]],
-        [[0.9, 0.1], [0.1, 0.9]],
-        [0.5, 0.8],
-    )
-    assert out == {"accepted_tokens": [0, 1], "bonus_token": None, "acceptance_count": 2}
+    title, args, expected = GRADED_EXAMPLES[1]
+    assert title == "Second token rejected with resample"
+    assert verify_speculative_tokens(*args) == expected == result([0, 1], None)
 
 
-def test_seed_example_3_length_mismatch_raises():
-    """One drafted token but two random samples: ValueError (the seed's constraint)."""
-    with pytest.raises(ValueError):
-        verify_speculative_tokens([0], [[0.5, 0.5]], [[0.5, 0.5]], [0.1, 0.2])
+def test_graded_example_3_length_mismatch_raises():
+    """One drafted token but two random samples: ValueError (the problem's constraint)."""
+    title, args, expected = GRADED_EXAMPLES[2]
+    assert expected is ValueError
+    with pytest.raises(ValueError, match=r"len\(random_samples\) is 2 but len\(draft_tokens\) is 1"):
+        verify_speculative_tokens(*args)
 
 
 # ---------------------------------------------------------------------------
@@ -95,7 +91,7 @@ def test_hand_worked_rejection_higher_residual_beats_lower_index():
 
 
 # ---------------------------------------------------------------------------
-# Edge cases the seed leaves open (each named)
+# Edge cases the graded problem leaves open (each named)
 # ---------------------------------------------------------------------------
 
 def test_k0_with_bonus_row():
@@ -160,7 +156,7 @@ def test_rejection_at_step_0_stops_later_steps_never_used():
 
 
 @pytest.mark.parametrize("u, expected", [
-    (0.0, result([0], 1)),              # u = 0: 0 <= 0 holds, the seed's <= accepts
+    (0.0, result([0], 1)),              # u = 0: 0 <= 0 holds, the graded rule's <= accepts
     (1e-300, result([], 1)),            # any u > 0: ratio 0 < u, rejected; residual [0, 1] -> 1
     (0.5, result([], 1)),
     (1.0, result([], 1)),
@@ -235,8 +231,7 @@ def test_random_sample_equal_to_one_allowed():
 # Types, NumPy inputs, no mutation
 # ---------------------------------------------------------------------------
 
-SEED_1 = ([2, 1], [[0.1, 0.2, 0.7], [0.2, 0.6, 0.2]],
-          [[0.05, 0.15, 0.8], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2]], [0.5, 0.4])
+EXAMPLE_1 = GRADED_EXAMPLES[0][1]
 REJECT = ([2, 0], [[0.2, 0.3, 0.5], [0.6, 0.15, 0.25]],
           [[0.1, 0.4, 0.5], [0.2, 0.45, 0.35], [0.0, 0.0, 1.0]], [0.9, 0.7])
 
@@ -253,9 +248,9 @@ def assert_plain_result(out, accepted, bonus):
 @pytest.mark.parametrize("token_dtype", [np.int64, np.int32, np.uint8], ids=["int64", "int32", "uint8"])
 @pytest.mark.parametrize("prob_dtype", [np.float64, np.float32], ids=["float64", "float32"])
 @pytest.mark.parametrize("case, accepted, bonus", [
-    (SEED_1, [2, 1], 0),   # all accepted, bonus from row K
+    (EXAMPLE_1, [2, 1], 0),   # all accepted, bonus from row K
     (REJECT, [2], 1),      # rejection, bonus from the residual
-], ids=["seed1", "rejection"])
+], ids=["example1", "rejection"])
 def test_numpy_inputs_give_plain_python_ints(case, accepted, bonus, token_dtype, prob_dtype):
     """Same answers as the list inputs (hand-worked above); every int is a Python int."""
     tokens, q, p, u = case
@@ -266,7 +261,7 @@ def test_numpy_inputs_give_plain_python_ints(case, accepted, bonus, token_dtype,
 
 def test_numpy_scalars_inside_lists_give_plain_python_ints():
     """Lists of NumPy scalars (np.int64 tokens, np.float32 entries) also give Python ints."""
-    tokens, q, p, u = SEED_1
+    tokens, q, p, u = EXAMPLE_1
     out = verify_speculative_tokens([np.int64(t) for t in tokens],
                                     [[np.float32(v) for v in row] for row in q],
                                     [[np.float32(v) for v in row] for row in p],
@@ -275,12 +270,12 @@ def test_numpy_scalars_inside_lists_give_plain_python_ints():
 
 
 def test_tuples_accepted_and_plain_result():
-    tokens, q, p, u = SEED_1
+    tokens, q, p, u = EXAMPLE_1
     out = verify_speculative_tokens(tuple(tokens), tuple(map(tuple, q)), tuple(map(tuple, p)), tuple(u))
     assert_plain_result(out, [2, 1], 0)
 
 
-@pytest.mark.parametrize("case", [SEED_1, REJECT], ids=["seed1", "rejection"])
+@pytest.mark.parametrize("case", [EXAMPLE_1, REJECT], ids=["example1", "rejection"])
 def test_inputs_not_mutated(case):
     before = copy.deepcopy(case)
     tokens, q, p, u = case
@@ -316,7 +311,7 @@ def test_float32_softmax_rows_off_by_rounding_pass():
 # ---------------------------------------------------------------------------
 
 def reference_verify(tokens, q, p, u):
-    """The seed's rule on NumPy arrays: vectorised acceptance tests, then the first failure.
+    """The graded rule on NumPy arrays: vectorised acceptance tests, then the first failure.
 
     Differs from the library on purpose: all K acceptance tests are computed at once
     (np.minimum over a fancy-indexed ratio), the first rejection is found with
@@ -371,6 +366,7 @@ def verify_inputs(draw):
     return tokens, q, p, u
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(verify_inputs())
 def test_matches_numpy_reference(inputs):
@@ -378,7 +374,8 @@ def test_matches_numpy_reference(inputs):
     assert verify_speculative_tokens(tokens, q, p, u) == reference_verify(tokens, q, p, u)
 
 
-@settings(max_examples=150)
+@pytest.mark.slow
+@settings(max_examples=100)
 @given(verify_inputs())
 def test_accepted_prefix_invariants(inputs):
     """Structural facts independent of any implementation: the output is a prefix of the draft,
