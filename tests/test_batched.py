@@ -289,7 +289,7 @@ def changed(**kwargs):
     (changed(draft_tokens=np.array([[0.0, 1.0]])), TypeError, r"draft_tokens must hold integer token ids"),
     (changed(draft_tokens=np.array([[True, False]])), TypeError, r"draft_tokens .* dtype bool"),
     (changed(draft_tokens=np.array([[0, 2]])), ValueError, r"draft_tokens\[0, 1\] is 2, outside the vocabulary \[0, 2\)"),
-    (changed(draft_tokens=np.array([[-1, 0]])), ValueError, r"draft_tokens\[0, 0\] is -1"),
+    (changed(draft_tokens=np.array([[-1, 0]])), ValueError, r"draft_tokens\[0, 1\] is 0 after the placeholder -1"),
     (changed(draft_probs=np.array([[[0.5, 0.5]]])), ValueError, r"draft_probs has shape \(1, 1, 2\)"),  # K rows
     (changed(target_probs=np.array([[[0.5, 0.5]]])), ValueError, r"target_probs has shape \(1, 1, 2\)"),  # < K
     (changed(target_probs=np.full((1, 2, 3), 1 / 3)), ValueError, r"target_probs has shape \(1, 2, 3\)"),  # V
