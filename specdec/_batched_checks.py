@@ -113,6 +113,8 @@ def check_uniforms(u, shape, real):
 
 def check_temperature(temperature, batch):
     """A finite temperature >= 0, one for the batch or one per row; return it as float64 [B]."""
+    if type(temperature) is float and 0 <= temperature < np.inf:           # the common case, fast
+        return np.full(batch, temperature)
     t = np.asarray(temperature)
     if t.dtype.kind not in "iuf" or t.shape not in ((), (batch,)):           # bool, str, wrong shape
         raise TypeError(f"temperature must be a number or one number per row (shape ({batch},)), "

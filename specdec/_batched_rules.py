@@ -67,8 +67,9 @@ def draw_rows(weights, uniforms):
     t = uniforms * ends[:, -1]                                     # [R]
     block = (ends <= t[:, None]).sum(axis=1)                       # [R]: first block ending above t, as above
     idx = block[:, None] * _DRAW_BLOCK + np.arange(_DRAW_BLOCK)    # [R, L]
-    inside = np.take_along_axis(weights, np.minimum(idx, vocab - 1), axis=1).astype(np.float64) * (idx < vocab)
-    before = np.where(block > 0, np.take_along_axis(ends, np.maximum(block - 1, 0)[:, None], axis=1)[:, 0], 0.0)
+    at = np.arange(rows)[:, None]
+    inside = weights[at, np.minimum(idx, vocab - 1)].astype(np.float64) * (idx < vocab)   # [R, L]: block's weights
+    before = np.where(block > 0, ends[at[:, 0], block - 1], 0.0)   # [R]: the sum of the blocks before
     cdf = np.cumsum(inside, axis=1) + before[:, None]              # [R, L]: the running sum inside the block
     j = (cdf <= t[:, None]).sum(axis=1)                            # [R]
     # Subtle: the block's own running sum may end a few ulps below its block sum, leaving t past

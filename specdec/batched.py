@@ -79,7 +79,7 @@ def _prepare(draft_tokens, draft_probs, target_probs, validate, from_logits):
         check_rows(p, f"target_{kind}", real_p)
         check_rows(q, f"draft_{kind}", real)
     safe = np.where(real, tokens, 0)                                         # placeholders read entry 0, unused
-    qx = np.take_along_axis(q, safe[..., None], axis=2)[..., 0]              # [B, K]
+    qx = q[np.arange(b)[:, None], np.arange(k)[None, :], safe]               # [B, K]
     never = (qx == (-np.inf if from_logits else 0)) & real                   # the draft gives x probability 0
     if never.any():
         i, j = first_bad(never)

@@ -27,6 +27,7 @@ the graded rule's one exception made explicit: u = 0 would accept p(x) = 0 under
     (array([0]), array([1]))
 """
 
+import math
 import threading
 
 import numpy as np
@@ -47,7 +48,7 @@ _scratch = threading.local()
 
 def _buffer(slot, shape, dtype):
     """A scratch array kept per thread and slot: fresh memory each call costs page faults (~2x on a cold call)."""
-    size = int(np.prod(shape))
+    size = math.prod(shape)
     buf = getattr(_scratch, slot, None)
     if buf is None or buf.size < size or buf.dtype != dtype:
         buf = np.empty(max(size, BLOCK), dtype)
@@ -137,7 +138,8 @@ def chain_from_logits(tokens, k_row, zq, zp, temperature, u, accept, draw):
     (batch, k), vocab = tokens.shape, zp.shape[2]
     count, bonus = k_row.copy(), np.full(batch, -1, np.int64)
     greedy = temperature == 0
-    _greedy(tokens, k_row, zp, np.flatnonzero(greedy), zp.shape[1] > k, count, bonus)
+    if greedy.any():
+        _greedy(tokens, k_row, zp, np.flatnonzero(greedy), zp.shape[1] > k, count, bonus)
     inv_t = 1.0 / np.where(greedy, 1.0, temperature)                # [B]
     inv_t = None if (inv_t == 1).all() else inv_t
     real = np.arange(k)[None, :] < k_row[:, None]                   # [B, K]

@@ -42,8 +42,9 @@ def mix(z):
 def row_keys(seeds):
     """One 64-bit key per row from seeds [B] or (seed, step) pairs [B, 2] (non-negative integers)."""
     seeds = np.asarray(seeds, dtype=np.uint64)
-    pairs = seeds if seeds.ndim == 2 else np.stack([seeds, np.zeros_like(seeds)], axis=1)   # [B, 2]: s is (s, 0)
-    return mix(mix(pairs[:, 0] + GOLDEN) + (pairs[:, 1] + np.uint64(1)) * GOLDEN)            # [B]
+    if seeds.ndim == 1:                                                        # s means (s, 0): (0 + 1) G = G
+        return mix(mix(seeds + GOLDEN) + GOLDEN)                               # [B]
+    return mix(mix(seeds[:, 0] + GOLDEN) + (seeds[:, 1] + np.uint64(1)) * GOLDEN)   # [B]
 
 
 def row_uniforms(seeds, n):
