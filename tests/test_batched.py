@@ -436,7 +436,7 @@ def test_sample_batch_with_row_seeds_equals_the_plain_sampled_rule():
             assert (out["acceptance_count"][b], out["bonus_token"][b]) == (count, bonus)
 
 
-@pytest.mark.parametrize("from_logits", [False, True])
+@pytest.mark.parametrize("from_logits", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_row_with_its_own_seed_does_not_depend_on_its_batch(from_logits):
     """The issue's measurement, reversed: row 0's result with seed s, alone, first, last and among 255 other rows
     (random other rows and seeds), for 300 seeds: identical every time. Ragged rows included (the batch pads them)."""

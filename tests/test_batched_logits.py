@@ -102,6 +102,7 @@ def test_sample_batch_from_logits_equals_the_sampled_rule_on_softmax_rows(dtype,
     compare(out, reference, len(tokens))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_near_rows_are_rare_on_continuous_logits(dtype):
     """Realistic rows (normal logits, V = 500, drafts from q): the tolerance excuses at most 1 row in 150."""
@@ -310,3 +311,16 @@ def test_validate_false_skips_only_the_row_checks():
         verify_batch(**{**kwargs, "draft_tokens": np.array([[9, 1]] * 4)})
     with pytest.raises(ValueError, match=r"random_samples\[0, 1\] is 2.0, outside \[0, 1\]"):
         verify_batch(**{**kwargs, "random_samples": np.array([[0.0, 2.0]] * 4)})
+
+
+def test_empty_batch_and_empty_draft_from_logits():
+    """Edge cases: B = 0 gives empty arrays; K = 0 gives the target's argmax (graded; ties to the lower index),
+    or -1 without a target row; V = 1 always accepts the only token."""
+    out = verify_batch(np.zeros((0, 2), np.int64), np.zeros((0, 2, 3)), np.zeros((0, 3, 3)), np.zeros((0, 2)),
+                       from_logits=True)
+    assert out["acceptance_count"].tolist() == [] and out["bonus_token"].tolist() == []
+    out = verify_batch([[], []], np.zeros((2, 0, 3)), [[[0.0, 1.0, 0.0]], [[2.0, 2.0, 0.0]]], [[], []], from_logits=True)
+    assert out["acceptance_count"].tolist() == [0, 0] and out["bonus_token"].tolist() == [1, 0]
+    assert verify_batch([[]], np.zeros((1, 0, 3)), np.zeros((1, 0, 3)), [[]], from_logits=True)["bonus_token"].tolist() == [-1]
+    out = sample_batch([[0]], np.zeros((1, 1, 1)), np.zeros((1, 2, 1)), np.arange(1), from_logits=True)
+    assert out["acceptance_count"].tolist() == [1] and out["bonus_token"].tolist() == [0]
