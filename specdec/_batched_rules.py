@@ -1,7 +1,8 @@
-"""The chain rule's conventions, restated once for arrays [R, ...]: every batched path calls these (NumPy).
+"""The chain rule's conventions, for arrays [R, ...]: every batched path calls these (NumPy).
 
-The plain-Python modules are the definition; this file is the only place the batched code
-repeats them, each marked "Convention (<module>)":
+The plain-Python modules are the definition. The accept tests ARE `rules.graded_accepts`
+and `rules.token_accepts` (elementwise on arrays); the rest is restated here once, for
+arrays, each marked "Convention (<module>)":
 
     accept, graded    u <= min(1, p(x) / q(x))                        (verify.py)
     accept, sampled   u <  min(1, p(x) / q(x)), u ~ U[0, 1)            (sampling.py)
@@ -18,16 +19,20 @@ repeats them, each marked "Convention (<module>)":
 import numpy as np
 
 from .residual import argmax, residual_distribution
+from .rules import graded_accepts, token_accepts
 
 
+# The batched paths form the ratio r = p(x) / q(x) themselves (from logits: exp(log p - log q),
+# more accurate than dividing two exps), so they hand it to the rule as p(x) = r over q(x) = 1:
+# r / 1.0 is exactly r, and the comparison is the one `rules` defines.
 def accept_graded(u, ratio):
-    """Convention (verify.py): accept while u <= min(1, p(x) / q(x)); compare in float64."""
-    return u <= np.minimum(1.0, ratio)
+    """rules.graded_accepts: accept while u <= min(1, p(x) / q(x)) (u in [0, 1]); compare in float64."""
+    return graded_accepts(u, ratio, 1.0)
 
 
 def accept_sampled(u, ratio):
-    """Convention (sampling.py): strict <, so with u ~ U[0, 1) P(accept) is exactly min(1, p/q) and p(x) = 0 never passes."""
-    return u < np.minimum(1.0, ratio)
+    """rules.token_accepts: strict <, so with u ~ U[0, 1) P(accept) is exactly min(1, p/q) and p(x) = 0 never passes."""
+    return token_accepts(u, ratio, 1.0)
 
 
 def residual_weights(p_rows, q_rows, dtype=None):
