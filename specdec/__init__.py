@@ -5,7 +5,7 @@ target p, draft q, draft length gamma (K in the graded problem), acceptance rate
 
 Map of the package, in the order the course meets it:
     logits      softmax: logits to a next-token distribution
-    residual    normalize(max(0, p - q)) and the seed's argmax tie-break
+    residual    normalize(max(0, p - q)) and the graded problem's argmax tie-break
     rules       the chain rules side by side: graded, token, block, greedy, typical (plain Python)
     verify      the graded rule `verify_speculative_tokens` (plain Python)
     sampling    the lossless sampler `speculative_sample` (plain Python)
@@ -13,10 +13,13 @@ Map of the package, in the order the course meets it:
     multidraft  many drafts for one position, and token trees (plain Python)
     typical     greedy and typical acceptance (plain Python)
     theory      exact enumeration and the speedup formulas; `exact` for multi-token rules (plain Python)
-    batched     the rule over a batch with NumPy (imported on demand)
+    batched     the rule over a batch [B, K, V] with NumPy, from probabilities or logits (imported on demand);
+                batched_logits, batched_seeds (per-row streams), batched_naive (the baseline)
     models      a character n-gram draft and an MLP target trained on Python's docs (NumPy)
     interface   the Draft and Target protocols speculative generation asks of the models
     decode      plain and speculative generation, with any rule; `python -m specdec generate` (NumPy)
+    measure     honest timing: fresh prompts, interleaved pairs, bootstrap intervals, cold c and r (NumPy)
+    roofline    x @ W by weight size and rows, the machine's caches: where the speedup comes from (NumPy)
     grading     the autograder; `python -m specdec.grade` (plain Python)
 
 Importing `specdec` imports no NumPy: the graded path stays plain Python.
