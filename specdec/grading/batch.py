@@ -1,6 +1,6 @@
 """Grade a folder of submissions in parallel; one CSV row per file, whatever happens.
 
-Each file is graded by `grade_file` from its own private copy, in its own
+Each file is graded by `grade_file` from its own private copy (a symbolic link is refused), in its own
 sandboxes with their own time limits, so a hanging, crashing or hostile file
 costs only its own cases. Workers are threads: the work happens in the
 sandboxes. The CSV is written by this process alone, after every sandbox is
@@ -26,11 +26,13 @@ def submissions_in(folder):
     """The .py and .ipynb files directly in `folder`, sorted by name."""
     return sorted(os.path.join(folder, n) for n in os.listdir(folder)
                   if n.endswith((".py", ".ipynb")) and not n.startswith(".")
-                  and os.path.isfile(os.path.join(folder, n)))
+                  and (os.path.isfile(os.path.join(folder, n)) or os.path.islink(os.path.join(folder, n))))
 
 
 def _grade_one(path, exercise, options):
     try:
+        if os.path.islink(path):  # it could point at the course's solutions or at another learner's file
+            raise ValueError("a symbolic link, not a file: refused (hand in the file itself)")
         return grade_file(path, exercise, **options)
     except Exception as exc:  # e.g. no exercise in the name: this row says so, the batch goes on
         ex = get_exercise(exercise or "ex01")

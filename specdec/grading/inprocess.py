@@ -14,6 +14,7 @@ so a value judged here is judged exactly as it would be from the sandbox
     (True, '')
 """
 
+import json
 import random
 import sys
 
@@ -29,11 +30,13 @@ def run_case(functions, case, learner=False, echo=True):
     (the catalogue of mistakes never modifies them).
     """
     request = dict(case.request(0), echo_args=echo and case.echo_args)
+    if echo:  # the learner's function gets its own copy of every input, as in the sandbox
+        request = json.loads(json.dumps(request))
     saved = random.getstate()
     numpy = sys.modules.get("numpy")
     numpy_saved = numpy.random.get_state() if numpy is not None else None
     try:  # the worker seeds the global generators; a learner's session gets its state back after
-        reply = worker.run_request(functions, request, _display(functions), in_process=learner, fresh=echo)
+        reply = worker.run_request(functions, request, _display(functions), in_process=learner)
     finally:
         random.setstate(saved)
         if numpy_saved is not None:

@@ -145,6 +145,15 @@ def verify_judge(expected, calls, names=()):
     return value_judge(check, calls, names)
 
 
+def _number_problem(got, expected, tol):
+    """What is wrong with one returned number, or ''."""
+    if type(got) not in (int, float):
+        return f"is {describe(got)}, expected a float"
+    if not math.isfinite(got):
+        return f"is {got}"
+    return "" if abs(got - expected) <= tol else f"is off by more than {tol:g}"
+
+
 def floats_judge(expected, calls, names=(), tol=1e-9):
     """A list of numbers, each within `tol` (absolute) of the reference's."""
     def check(got):
@@ -152,25 +161,15 @@ def floats_judge(expected, calls, names=(), tol=1e-9):
             return False, f"returned {describe(got)}, expected a list of floats"
         if len(got) != len(expected):
             return False, f"returned {len(got)} values for {len(expected)} tokens"
-        for j, (e, g) in enumerate(zip(expected, got)):
-            if type(g) not in (int, float):
-                return False, f"entry [{j}] is {describe(g)}, expected a float"
-            if not math.isfinite(g):
-                return False, f"entry [{j}] is {g}"
-            if not abs(g - e) <= tol:
-                return False, f"entry [{j}] is off by more than {tol:g}"
-        return True, ""
+        problems = (f"entry [{j}] {p}" for j, p in enumerate(map(_number_problem, got, expected, [tol] * len(got))) if p)
+        problem = next(problems, "")
+        return not problem, problem
     return value_judge(check, calls, names)
 
 
 def float_judge(expected, calls, names=(), tol=1e-9):
     """One number within `tol` (absolute) of the reference's."""
     def check(got):
-        if type(got) not in (int, float):
-            return False, f"returned {describe(got)}, expected a float"
-        if not math.isfinite(got):
-            return False, f"returned {got}"
-        if not abs(got - expected) <= tol:
-            return False, f"off by more than {tol:g}"
-        return True, ""
+        problem = _number_problem(got, expected, tol)
+        return not problem, "returned a value that " + problem if problem else ""
     return value_judge(check, calls, names)

@@ -84,7 +84,8 @@ def clean_value(value, depth=0, budget=None):
         return [clean_value(v, depth + 1, budget) for v in value]
     if kind is dict:
         if list(value) == ["$object"] and type(value["$object"]) is str:
-            return Foreign(f"an object of type {value['$object'][:80]}")
+            name = value["$object"][:80]
+            return Foreign(name if name.startswith(("a ", "dict ")) else f"an object of type {name}")
         return {k[:MAX_STR]: clean_value(v, depth + 1, budget) for k, v in value.items()}
     raise ProtocolError(f"a value of JSON type {kind.__name__}")
 
@@ -109,8 +110,8 @@ def check_reply(reply, request):
     if "worker_error" in reply:
         return {"worker_error": str(reply["worker_error"])[:MAX_STR]}
     results = reply.get("results")
-    if type(results) is not list or len(results) != len(request["calls"]):
-        raise ProtocolError(f"{len(request['calls'])} calls but a reply without as many results")
+    if type(results) is not list or not 0 < len(results) <= len(request["calls"]):
+        raise ProtocolError(f"{len(request['calls'])} calls but a reply with no results or more")
     budget = [MAX_ITEMS]
     checked = []
     for entry in results:
@@ -125,6 +126,8 @@ def check_reply(reply, request):
         else:
             item = {"unconvertible": clean_exception(entry["unconvertible"])}
         checked.append(item)
+    if len(checked) < len(request["calls"]) and "value" in checked[-1]:
+        raise ProtocolError(f"{len(request['calls'])} calls but only {len(checked)} results")
     return {"results": checked}
 
 

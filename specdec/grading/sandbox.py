@@ -36,7 +36,7 @@ import sysconfig
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 NOT_SANDBOXED = ("warning: grading WITHOUT a sandbox ({}): submissions run as ordinary processes of this "
                  "user; fine for self-study, not for untrusted code")
-LIB_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32")
+LIB_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32")  # symlinks kept
 LIMITS = {"RLIMIT_AS": 2 * 1024 ** 3, "RLIMIT_NOFILE": 64, "RLIMIT_FSIZE": 16 * 1024 ** 2, "RLIMIT_CORE": 0}
 ENV = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
@@ -59,12 +59,33 @@ def _under(path, folders):
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in folders)
 
 
+def _library_dirs():
+    """Folders of the shared libraries this process has mapped (libc, libm, libssl ...) and of the loader.
+
+    Folders of Python packages (site-packages, dist-packages, a virtualenv) never count, even when
+    this process imported NumPy: the sandbox gets libraries, not packages.
+    """
+    dirs = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            if len(fields) == 6 and ".so" in os.path.basename(fields[5]):
+                d = os.path.dirname(os.path.realpath(fields[5].strip()))
+                if not {"site-packages", "dist-packages"} & set(d.split("/")) and not _under(d, [sys.prefix]):
+                    dirs.add(d)
+    for d in LIB_DIRS:  # the dynamic loader, at the path the interpreter's ELF header names
+        if os.path.isdir(d) and not os.path.islink(d) and any(n.startswith(("ld-linux", "ld64", "ld-musl"))
+                                                               for n in os.listdir(d)):
+            dirs.add(d)
+    return dirs
+
+
 def _python_dirs():
     """(folders to bind read-only, folders to hide under an empty tmpfs) for the running interpreter."""
     paths = {k: os.path.realpath(v) for k, v in sysconfig.get_paths(
         vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix}).items()}
     prefix = os.path.realpath(sys.base_prefix)
-    binds = [d for d in LIB_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    binds = sorted(_library_dirs())
     for path in (os.path.realpath(sys.executable), paths["stdlib"], paths["platstdlib"]):
         if not _under(path, binds):
             # A private prefix (pyenv, a tarball) is bound whole; a system one (/usr) file by file.
@@ -73,11 +94,12 @@ def _python_dirs():
     stdlib = {paths["stdlib"], paths["platstdlib"]}
     hide = {paths["purelib"], paths["platlib"]}
     hide.update(os.path.join(s, n) for s in stdlib for n in ("site-packages", "dist-packages"))
-    for d in LIB_DIRS:  # other Pythons' folders (e.g. Debian's /usr/lib/python3/dist-packages)
-        if os.path.isdir(d) and not os.path.islink(d):
+    for d in binds:  # other Pythons' folders inside a library folder (Fedora's /usr/lib64/python3.x ...)
+        if os.path.isdir(d) and d not in stdlib:
             hide.update(os.path.join(d, n) for n in os.listdir(d) if n.startswith("python"))
     hide = sorted(h for h in hide - stdlib if os.path.isdir(h) and _under(h, binds) and not _under(paths["stdlib"], [h]))
-    return sorted(set(binds)), hide
+    binds = sorted({d for d in binds if not _under(d, [b for b in binds if b != d])})  # no folder inside another
+    return binds, hide
 
 
 def _mkdirs(path, made, argv):
@@ -185,10 +207,14 @@ def spawn(mode, submission, numpy, reply_fd):
     command = ["-s", "-S", "-B"]
     if mode == "bwrap":
         info_read, info_write = os.pipe()
-        argv = bwrap_argv(submission, numpy, info_write) + [python, *command, "/grader/worker.py", str(reply_fd)]
+        args_read, args_write = os.pipe()  # --args: the sandbox's /proc/1/cmdline shows no host paths
+        os.write(args_write, b"\0".join(a.encode() for a in bwrap_argv(submission, numpy, info_write)[1:]) + b"\0")
+        os.close(args_write)
+        argv = ["bwrap", "--args", str(args_read), python, *command, "/grader/worker.py", str(reply_fd)]
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                pass_fds=(reply_fd, info_write), start_new_session=True, env={})
+                                pass_fds=(reply_fd, info_write, args_read), start_new_session=True, env={})
         os.close(info_write)
+        os.close(args_read)
         init = _read_child_pid(info_read)
         os.close(info_read)
         return proc, init

@@ -23,7 +23,7 @@ from . import protocol, sandbox, worker
 
 MAX_TIMEOUTS = 3
 KEEP_OUTPUT = 64 * 1024
-LOAD_TIMEOUT = 5.0
+LOAD_TIMEOUT = 3.0  # at least; more when the per-case limit is longer
 
 
 @dataclass
@@ -121,7 +121,14 @@ def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max
         first = box.receive(min(max(LOAD_TIMEOUT, timeout), end - time.monotonic()))
         result.numpy_wanted |= isinstance(first, dict) and first.get("numpy_wanted") is True
         if not (isinstance(first, dict) and first.get("event") == "loaded"):
-            code = box.kill(result)
+            code = None
+            if first is None:  # the worker is gone: let its exit code arrive before the kill
+                try:
+                    code = box.proc.wait(timeout=1)
+                except subprocess.TimeoutExpired:
+                    pass
+            killed = box.kill(result)
+            code = killed if code is None else code
             reason = _load_failure(first, code)
             if i == 0:
                 result.load_error = reason if isinstance(reason, dict) else {"type": "load", "message": reason}

@@ -7,8 +7,9 @@ outputs back, checks each one, counts, and compares with exact values:
   of its exact expectation N t (a correct sampler fails one token with
   probability < 7e-6, a case < 1e-4), and a token of probability 0 must
   never appear;
-- the mean number of accepted drafts must lie within MEAN_TOL = 0.08 of its
-  exact value (five standard errors at N = 4000).
+- the mean number of accepted drafts must lie within MEAN_TOL = 0.13 of its
+  exact value (4.7 standard errors at N = 2000: for beta in [0.3, 0.7] the
+  count of accepted drafts out of 3 has a standard deviation of at most 1.24).
 
 Counts are ints and the mean is a ratio of ints, so no statistic can be
 NaN or infinite, whatever the submission returns.
@@ -24,7 +25,7 @@ import math
 from .judge import raised_text, verify_shape
 
 Z_MAX = 4.5
-MEAN_TOL = 0.08
+MEAN_TOL = 0.13
 
 
 def z_problem(counts, target):
@@ -78,37 +79,40 @@ def outputs(outcome, calls, vocab):
     return got, ""
 
 
-def first_token_judge(calls, target, vocab):
-    """The first emitted token (an accepted draft or the correction) must be distributed as `target`."""
-    def judge(outcome):
-        got, problem = outputs(outcome, calls, vocab)
-        if problem:
-            return False, problem
-        counts = [0] * vocab
-        for value in got:
-            counts[(value["accepted_tokens"] or [value["bonus_token"]])[0]] += 1
-        problem = z_problem(counts, target)
-        return (False, f"the first emitted token is off the target distribution: {problem}") if problem else (True, "")
-    return judge
-
-
-def bonus_judge(calls, target, vocab):
-    """After a full acceptance, the bonus token must be distributed as `target` (row K)."""
+def _counting_judge(calls, target, vocab, count, what):
+    """A judge that counts one token per output (`count(value, call)` -> token or None) against `target`."""
     def judge(outcome):
         got, problem = outputs(outcome, calls, vocab)
         if problem:
             return False, problem
         counts = [0] * vocab
         for value, call in zip(got, calls):
-            if value["acceptance_count"] == len(call["args"][0]):
-                if value["bonus_token"] is None:
-                    return False, "all drafts accepted and row K exists, but bonus_token is None"
-                counts[value["bonus_token"]] += 1
+            token = count(value, call)
+            if isinstance(token, str):
+                return False, token
+            if token is not None:
+                counts[token] += 1
         if sum(counts) < len(calls) // 2:
-            return False, f"only {sum(counts)} of {len(calls)} calls accepted the whole draft (about all should)"
+            return False, f"only {sum(counts)} of {len(calls)} calls gave {what} (about all should)"
         problem = z_problem(counts, target)
-        return (False, f"the bonus token is off the distribution of row K: {problem}") if problem else (True, "")
+        return (False, f"{what} is off its exact distribution: {problem}") if problem else (True, "")
     return judge
+
+
+def first_token_judge(calls, target, vocab):
+    """The first emitted token (an accepted draft or the correction) must be distributed as `target`."""
+    first = lambda value, call: (value["accepted_tokens"] or [value["bonus_token"]])[0]
+    return _counting_judge(calls, target, vocab, first, "the first emitted token")
+
+
+def bonus_judge(calls, target, vocab):
+    """After a full acceptance, the bonus token must be distributed as `target` (row K)."""
+    def bonus(value, call):
+        if value["acceptance_count"] < len(call["args"][0]):
+            return None
+        return value["bonus_token"] if value["bonus_token"] is not None else \
+            "all drafts accepted and row K exists, but bonus_token is None"
+    return _counting_judge(calls, target, vocab, bonus, "the bonus token after a full acceptance")
 
 
 def mean_accepted_judge(calls, exact_mean, vocab):

@@ -9,6 +9,8 @@ returned value as plain JSON data or the exception it raised:
     {"id": 7, "func": "softmax", "calls": [{"args": [[2.0, 1.0], 1.0]}]}
     -> {"id": 7, "results": [{"value": [0.731..., 0.268...]}]}
 
+A batch stops at its first exception (which fails the case anyway).
+
 Nothing here compares, scores or counts: a submission can patch this module
 (it shares the process), so every judgment is made by the parent
 (`judge.py`, the exercise modules). Frames are `<length>\\n<json>` on stdin
@@ -42,19 +44,28 @@ def frame(message):
     return str(len(body)).encode() + b"\n" + body
 
 
+class _TooDeep(Exception):
+    pass
+
+
 def to_plain(value, depth=0):
     """The returned value as JSON data; ints stay ints, bools bools, anything else is named, not trusted.
 
     >>> to_plain({"a": (1, 2.5, None, True)})
     {'a': [1, 2.5, None, True]}
-    >>> to_plain(object())
-    {'$object': 'object'}
+    >>> to_plain(object()), to_plain([[[]]], depth=PLAIN_DEPTH - 1)
+    ({'$object': 'object'}, {'$object': 'a structure nested more than 32 levels'})
     """
+    if depth == 0:
+        try:
+            return to_plain(value, 1)
+        except _TooDeep:
+            return {"$object": f"a structure nested more than {PLAIN_DEPTH} levels"}
     kind = type(value)
     if value is None or kind in (bool, int, float, str):
         return value
-    if depth >= PLAIN_DEPTH:
-        return {"$object": f"a structure nested more than {PLAIN_DEPTH} levels"}
+    if depth > PLAIN_DEPTH:
+        raise _TooDeep
     if kind is dict:
         if not all(type(k) is str for k in value):
             return {"$object": "dict with keys that are not str"}
@@ -109,32 +120,33 @@ def seed_globals(seed):
             pass
 
 
-def run_request(functions, request, display, in_process=False, fresh=True):
+def run_request(functions, request, display, in_process=False):
     """Call the function once per call spec; return the reply (plain data).
 
-    `fresh`: rebuild the arguments for every call, so a call that modifies its
-    inputs cannot change the next call's (only the trusted catalogue of
-    mistakes skips it).
+    Subtle: every call's arguments are its own objects (the request was parsed
+    from JSON, where each call spells them out), so a call that modifies its
+    inputs cannot change another call's.
     """
     fn = functions[request["func"]]
     results = []
     for call in request["calls"]:
         if "globals" in call:
             seed_globals(call["globals"])
-        args = [build_arg(json.loads(json.dumps(a)) if fresh else a) for a in call["args"]]
+        args = [build_arg(a) for a in call["args"]]
         try:
             value = fn(*args)
         except BaseException as exc:  # SystemExit too: the case fails, the run goes on
             if in_process and isinstance(exc, KeyboardInterrupt):
                 raise
             results.append({"raised": describe_exception(exc, display)})
-            continue
+            break  # one exception fails the case: the rest of a batch would only cost time
         try:
             entry = {"value": to_plain(value)}
             if request.get("echo_args"):
                 entry["args"] = [to_plain(a) for a in args if type(a) is not random.Random]
         except BaseException as exc:  # e.g. a NumPy-like object whose conversion raises
-            entry = {"unconvertible": describe_exception(exc, display)}
+            results.append({"unconvertible": describe_exception(exc, display)})
+            break
         results.append(entry)
     return {"id": request["id"], "results": results}
 

@@ -12,4 +12,5 @@ def softmax(logits, temperature=1.0):
     if temperature == 0:
         return [1.0 if j == z.index(top) else 0.0 for j in range(len(z))]
     weights = [math.exp((v - top) * temperature) for v in z]
-    return [w / math.fsum(weights) for w in weights]
+    total = math.fsum(weights)
+    return [w / total for w in weights]
