@@ -13,6 +13,9 @@ written after every sandbox is gone; exit 0 once the CSV is written.
 `--seed N` (or SPECDEC_GRADE_SEED) draws fresh hidden cases from a secret:
 instructors use it, because the shipped ones (seed 0) are readable in the package.
 See `specdec.grading` for the sandbox and exercises/README.md for the workflow.
+
+    >>> _parser().parse_args(["ex01_alice.py", "--seed", "7"]).seed
+    7
 """
 
 import argparse

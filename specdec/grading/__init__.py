@@ -6,7 +6,8 @@
 
 The trust boundary, from the untrusted side in:
     worker      the only grader code inside the sandbox: load, call, send plain data back
-    sandbox     how it runs: bubblewrap namespaces, read-only binds, rlimits, kill the whole sandbox
+    sandbox     how it runs: bubblewrap namespaces, rlimits, a fallback, kill the whole sandbox
+    mounts      what a sandbox contains: the interpreter, shared libraries, the worker, one submission
     protocol    the plain data that crosses the boundary, validated in the parent
     session     one submission's cases, with a time limit per case and per submission
 and, trusted, in the parent:

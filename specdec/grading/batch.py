@@ -9,6 +9,10 @@ gone. Every learner-controlled text in it goes through `report.csv_cell`.
 CSV columns: file, score, max_score, bonus, plain_python, status (passed /
 failed / error), diagnosis, message (why it could not be graded), then one
 column per case holding 1 (passed) or 0.
+
+    >>> import os
+    >>> [os.path.basename(p) for p in submissions_in("tests/submissions/ex03")]
+    ['wrong_no_clip.py', 'wrong_no_empty_fallback.py', 'wrong_no_length_check.py', 'wrong_not_normalized.py']
 """
 
 import csv

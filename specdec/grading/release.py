@@ -6,6 +6,9 @@ Copies, for each exercises/exNN_name/ of the course repository, its README.md
 (the statement), exNN_name.py (the stub) and exNN_name.ipynb (the notebook),
 plus an index. `solution.py` is never copied, and the release refuses to
 finish if any file it wrote holds a solution block. OUT must be new or empty.
+
+    >>> [os.path.basename(f) for f in exercise_folders()][:2]
+    ['ex01_verify', 'ex02_softmax']
 """
 
 import glob

@@ -155,7 +155,7 @@ class Report:
                  f"{' &middot; ' + e(self.source, 120) if self.source else ''}<br>"
                  f"<span style='color:{color};font-size:1.2em'><b>{e(self.score_line())}</b></span></p>"]
         if self.error:
-            return "".join(parts) + f"<p>cannot grade: {e(self.error)}</p></div>"
+            return "\n".join(parts + [f"<p>cannot grade: {e(self.error)}</p></div>"])
         if self.diagnosis:
             parts.append(f"<p>{e(self.diagnosis, 400)}</p>")
         if self._uniform_failure():
@@ -174,4 +174,4 @@ class Report:
             parts.append("</table>")
         if self.bonus_points:
             parts.append(f"<p>{e(self.bonus_note, 400)}</p>")
-        return "".join(parts) + "</div>"
+        return "\n".join(parts + ["</div>"])

@@ -10,6 +10,14 @@ remaining cases are "not run". What the submission prints is drained into
 
 `run()` returns a `Run`: `outcomes[i]` is {"results": [...]} (the validated
 reply, see `protocol.check_reply`) or {"failure": "a sentence"} for case i.
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "s.py"), "w") as f:
+    ...     _ = f.write("def double(x): return 2 * x")
+    >>> run(os.path.join(folder, "s.py"), "s.py", ["double"],
+    ...     [{"id": 0, "func": "double", "calls": [{"args": [21]}]}], "process").outcomes
+    [{'results': [{'value': 42}]}]
 """
 
 import os

@@ -53,7 +53,9 @@ def to_plain(value, depth=0):
 
     >>> to_plain({"a": (1, 2.5, None, True)})
     {'a': [1, 2.5, None, True]}
-    >>> to_plain(object()), to_plain([[[]]], depth=PLAIN_DEPTH - 1)
+    >>> deep = []
+    >>> for _ in range(40): deep = [deep]
+    >>> to_plain(object()), to_plain(deep)
     ({'$object': 'object'}, {'$object': 'a structure nested more than 32 levels'})
     """
     if depth == 0:
