@@ -428,3 +428,31 @@ def test_library_turns_overflow_into_a_clean_value_error():
     with pytest.raises(ValueError, match=r"draft_probs\[0\]\[1\]"):
         specdec.verify_speculative_tokens([0], [[0.5, 10 ** 400]], [[0.5, 0.5]], [0.5])
     assert math.isclose(sum(specdec.softmax([10 ** 300, 10 ** 300 - 1])), 1.0)  # big but finite is fine
+
+
+# ---- whose fault: the learner's line, or plainly the grader's ------------------------------------------
+def test_a_crashing_judge_or_worker_is_reported_as_a_grader_bug():
+    from dataclasses import replace
+    from specdec.grading import verdict
+    ex = exercise("ex03")
+    cases = list(ex.cases(0))
+    cases[0] = replace(cases[0], judge=lambda outcome: 1 / 0)  # a judge with a bug
+    outcomes = [{"results": [{"value": [0.0, 1.0, 0.0]}]}] + [{"worker_error": "Traceback ...\nKeyError: 'func'"}] * 2
+    outcomes += [{"failure": "timed out after 1 s"}] * (len(cases) - 3)
+    report = verdict.build(ex, 0, cases, outcomes)
+    first, second = report.cases[0].message, report.cases[1].message
+    assert first.startswith("GRADER BUG while judging this case (not your mistake") and "ZeroDivisionError" in first
+    assert second.startswith("GRADER BUG, not your mistake") and "KeyError: 'func'" in second
+    assert report.status == "error" and report.exit_code == 2
+
+
+def test_ex04_shows_inputs_as_a_learner_writes_them_and_rejects_nan_tokens():
+    public = [c for c in exercise("ex04").cases(0) if not c.hidden]
+    assert all(c.shown_input().endswith("rng=random.Random(0)") for c in public)
+
+    def nan_sampler(draft_tokens, draft_probs, target_probs, rng):
+        out = specdec.speculative_sample(draft_tokens, draft_probs, target_probs, rng)
+        return dict(out, bonus_token=float("nan")) if out["bonus_token"] is not None else out
+    report = check(nan_sampler, exercise="ex04", quiet=True)
+    stats = {c.name: c.message for c in report.cases if c.name in ("first token ~ p", "bonus ~ p_K")}
+    assert all("bonus_token is a float (nan): token ids must be ints" in m for m in stats.values()), stats

@@ -47,13 +47,13 @@ def _library_dirs():
     Folders of Python packages (site-packages, dist-packages, a virtualenv) never count, even when
     this process imported NumPy: the sandbox gets libraries, not packages.
     """
-    dirs = set()
+    dirs, venv = set(), [sys.prefix] if sys.prefix != sys.base_prefix else []
     with open("/proc/self/maps") as maps:
         for line in maps:
             fields = line.split(maxsplit=5)
             if len(fields) == 6 and ".so" in os.path.basename(fields[5]):
                 d = os.path.dirname(os.path.realpath(fields[5].strip()))
-                if not {"site-packages", "dist-packages"} & set(d.split("/")) and not _under(d, [sys.prefix]):
+                if not {"site-packages", "dist-packages"} & set(d.split("/")) and not _under(d, venv):
                     dirs.add(d)
     for d in LIB_DIRS:  # the dynamic loader, at the path the interpreter's ELF header names
         if os.path.isdir(d) and not os.path.islink(d) and any(n.startswith(("ld-linux", "ld64", "ld-musl"))

@@ -103,7 +103,7 @@ def spawn(mode, submission, numpy, reply_fd):
         args_read, args_write = os.pipe()  # --args: the sandbox's /proc/1/cmdline shows no host paths
         os.write(args_write, b"\0".join(a.encode() for a in bwrap_argv(submission, numpy, info_write)[1:]) + b"\0")
         os.close(args_write)
-        argv = ["bwrap", "--args", str(args_read), python, *command, "/grader/worker.py", str(reply_fd)]
+        argv = [shutil.which("bwrap"), "--args", str(args_read), python, *command, "/grader/worker.py", str(reply_fd)]
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 pass_fds=(reply_fd, info_write, args_read), start_new_session=True, env={})
         os.close(info_write)

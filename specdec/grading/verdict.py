@@ -53,7 +53,7 @@ def build(exercise, seed, cases, outcomes, **fields):
             failed[case.name] = crash
     report = Report(exercise.name, exercise.title, results, exercise.max_score, exercise.bonus, seed=seed,
                     grader_bug=bug, **fields)
-    if failed and not report.error:
+    if failed and not report.error and not bug:  # a grader bug makes any diagnosis a guess
         sigs = {} if not_started(failed) and len(failed) == len(cases) else signatures(exercise, seed, cases)
         report.diagnosis = diagnose(failed, sigs, {m.name: m.cause for m in exercise.mistakes})
     return report
