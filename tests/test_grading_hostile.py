@@ -5,7 +5,7 @@ with a secret seed, short time limits and a per-submission cap; the tests then a
 verdict. Expected scores are computed from the cases' own inputs (which cases have K = 0,
 which must raise), never read from the grader's output. Honest files must get exactly the
 grade they get alone; after the grader returns, no process any submission started may live.
-Sandbox-only tests skip, with the reason, where bubblewrap cannot run.
+Sandbox-only tests skip, with the reason, where bubblewrap cannot run. The whole file is marked slow.
 """
 
 import csv
@@ -35,7 +35,9 @@ K0 = {c.name for c in CASES if c.calls[0]["args"][0] == []}
 RAISES = {c.name for c in CASES if c.expected == "raises ValueError"}
 EVIL_NAMES = ("=HYPERLINK(1)_ex01.py", "bad\x1b[31mname\nscore: 100_ex01.py")
 
-pytestmark = pytest.mark.skipif(bool(bwrap_problem()), reason=f"no sandbox here: {bwrap_problem()}")
+# The longest grader tests (one class of ~40 files, several of which hang until their time limits): slow.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(bool(bwrap_problem()), reason=f"no sandbox here: {bwrap_problem()}")]
 
 
 def alive_with(token):
@@ -306,3 +308,12 @@ def test_a_lookup_table_of_the_shipped_cases_earns_no_hidden_point_under_a_secre
     assert {c.name for c in secret.cases if c.passed and c.hidden} == {n for n in same_inputs if n not in
                                                                       {c.name for c in CASES if not c.hidden}}
     assert same_inputs - {c.name for c in CASES if not c.hidden} == {"K = 0, no rows"}  # the only fixed hidden input
+
+
+def test_an_int_of_401_digits_is_a_failed_case_not_a_crash():
+    for name in ("ex02", "ex05"):
+        report = grade_file(os.path.join(ROOT, "tests", "submissions", name, "hostile_huge_int.py"), name,
+                            timeout=5.0, mode="bwrap")
+        assert (report.error, report.score, report.exit_code) == ("", 0, 1)  # it never raises, so every case fails
+        values = {c.name for c in exercise(name).cases(0) if not c.expected.startswith("raises")}
+        assert all("an int with 401 digits" in c.message for c in report.cases if c.name in values)

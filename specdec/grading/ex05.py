@@ -116,7 +116,7 @@ KINDS = (
 
 PUBLIC = (  # the statement's examples
     case("beta: example 1", 8, AR, ([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]), hidden=False),
-    case("beta: the problem's distribution", 8, AR, ([0.65, 0.2, 0.1, 0.05], [0.4, 0.4, 0.1, 0.1]), hidden=False),
+    case("beta: the graded problem's distribution", 8, AR, ([0.65, 0.2, 0.1, 0.05], [0.4, 0.4, 0.1, 0.1]), hidden=False),
     case("beta: disjoint supports", 8, AR, ([1.0, 0.0], [0.0, 1.0]), hidden=False),
     case("E[tokens]: alpha 0.5, gamma 2", 5, ET, (0.5, 2), hidden=False),
     case("E[tokens]: alpha 0.8, gamma 4", 5, ET, (0.8, 4), hidden=False),
