@@ -64,7 +64,9 @@ def main(argv=None):
         seconds, result = grade("--batch", folder, "--exercise", "ex01", "--csv", os.path.join(folder, "g.csv"),
                                 "--jobs", "2")
         rows = open(os.path.join(folder, "g.csv")).read().count("\n") - 1
-    print(f"\na class of {size} ex01 files (the mix in CLASS, one of every {len(CLASS)} loops on 2 cases), --jobs 2")
+    loopers = sum(CLASS[i % len(CLASS)].startswith("hostile_loop") for i in range(size))
+    print(f"\na class of {size} ex01 files (the mix in CLASS; {loopers} of them loop on 2 cases, each costing two "
+          f"10 s time limits), --jobs 2")
     print(f"{rows} rows in {seconds:.1f} s = {seconds / size:.2f} s per file")
     print(f"\nload average after: {os.getloadavg()[0]:.2f} (1 min)")
 

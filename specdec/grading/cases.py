@@ -6,7 +6,7 @@ examples; a failure shows input, expected and got). Hidden cases are made by
 a `Kind` from a seed: the shipped ones from seed 0, an instructor's from a
 secret `--seed`, so a table of the shipped answers earns nothing there.
 
-A kind may name the known mistakes (`mistakes.py` of each exercise) that
+A kind may name the known mistakes (the `MISTAKES` of its exercise module) that
 must fail it, and only those: `generate` draws candidates until the catalogue
 agrees, so every mistake keeps a distinctive set of failed cases, whatever
 the seed (that is what makes the diagnosis in `diagnose.py` work).
