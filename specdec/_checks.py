@@ -32,11 +32,26 @@ def check_sequence(value, name):
     return list(value)
 
 
+def to_float(value, name):
+    """`float(value)`, except that a number too large for a float is a ValueError naming it.
+
+    >>> to_float(10 ** 400, "logits[0]")
+    Traceback (most recent call last):
+    ...
+    ValueError: logits[0] is an int of 401 digits, too large for a float
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        digits = len(str(abs(int(value)))) if isinstance(value, numbers.Integral) else "too many"
+        raise ValueError(f"{name} is an int of {digits} digits, too large for a float") from None
+
+
 def check_probability(value, name):
     """Return `value` as a float in [0, inf), or raise naming it."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    value = float(value)
+    value = to_float(value, name)
     if math.isnan(value) or math.isinf(value):
         raise ValueError(f"{name} is {value}: probabilities must be finite")
     if value < 0.0:
@@ -81,7 +96,7 @@ def check_uniform(u, name):
     """Return `u` as a float in [0, 1], or raise naming it."""
     if isinstance(u, bool) or not isinstance(u, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(u).__name__} {u!r}")
-    u = float(u)
+    u = to_float(u, name)
     if not 0.0 <= u <= 1.0:  # also refuses NaN
         raise ValueError(f"{name} is {u}, outside [0, 1]")
     return u

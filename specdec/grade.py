@@ -1,41 +1,82 @@
-"""The grader's command line: grade one submission, or a folder of them.
+"""The grader's command line: grade one submission or a folder of them; release the exercises.
 
-    python -m specdec.grade SUBMISSION [--exercise ex01] [--json] [--timeout SECONDS]
-    python -m specdec.grade --batch DIR [--exercise ex01] --csv grades.csv [--jobs N]
+    python -m specdec.grade SUBMISSION [--exercise ex01] [--json] [--seed N] [--sandbox auto|bwrap|process]
+    python -m specdec.grade --batch DIR --csv grades.csv [--exercise ex01] [--jobs 2] [--seed N]
+    python -m specdec.grade release OUT/
 
-One file: prints the table (last line `score: 87/100 (+10 bonus)`), or with
---json exactly one JSON document; whatever the submission prints is captured
-in its own process and never reaches this output. Exit code 0 when every
-case passed, 1 when some failed, 2 when the submission cannot be graded
-(syntax error, missing function, dies on import) or the command is misused.
-A folder: a CSV row per file and a progress bar on stderr; exit 0 once the
-CSV is written. See `specdec.grading` for how the isolation works.
+One file: prints the table (failures first; last line `score: 87/100 (+10 bonus)`),
+or with --json exactly one JSON document; whatever the submission prints stays
+in its sandbox. Exit 0 when every case passed, 1 when some failed, 2 when the
+submission cannot be graded (syntax error, missing function, dies on import,
+malformed notebook) or the command is misused. A folder: one CSV row per file,
+written after every sandbox is gone; exit 0 once the CSV is written.
+`--seed N` (or SPECDEC_GRADE_SEED) draws fresh hidden cases from a secret:
+instructors use it, because the shipped ones (seed 0) are readable in the package.
+See `specdec.grading` for the sandbox and exercises/README.md for the workflow.
+
+    >>> _parser().parse_args(["ex01_alice.py", "--seed", "7"]).seed
+    7
 """
 
 import argparse
+import os
 import sys
 
 from .grading.batch import grade_folder, write_csv
-from .grading.submission import grade_file
+from .grading.release import release
+from .grading.sandbox import SandboxError, resolve
+from .grading.submission import default_max_seconds, grade_file
 
 
-def main(argv=None):
+def _parser():
     parser = argparse.ArgumentParser(prog="python -m specdec.grade", description=__doc__.splitlines()[0])
     parser.add_argument("submission", nargs="?", help="a .py file or an exercise notebook (.ipynb)")
     parser.add_argument("--exercise", help="ex01 ... ex05 (default: from the file name, e.g. ex01_verify.py)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
+    parser.add_argument("--max-seconds", type=float, help="seconds per submission, all cases and both runs "
+                        "(default max(60, 3 * timeout + 30))")
+    parser.add_argument("--seed", type=int, default=int(os.environ.get("SPECDEC_GRADE_SEED", "0") or 0),
+                        help="secret seed for fresh hidden cases (default $SPECDEC_GRADE_SEED, else 0: the shipped ones)")
+    parser.add_argument("--sandbox", choices=("auto", "bwrap", "process"), default="auto",
+                        help="auto (default): bwrap when it works, else a warned fallback to process")
     parser.add_argument("--batch", metavar="DIR", help="grade every .py/.ipynb file in DIR")
     parser.add_argument("--csv", help="with --batch: write the grades here")
-    parser.add_argument("--jobs", type=int, default=2, help="with --batch: parallel workers (default 2)")
+    parser.add_argument("--jobs", type=int, default=2, help="with --batch: submissions graded at once (default 2)")
+    return parser
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["release"]:
+        if len(argv) != 2:
+            print("usage: python -m specdec.grade release OUT/", file=sys.stderr)
+            return 2
+        try:
+            written = release(argv[1])
+        except (OSError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"released {len(written)} files for learners -> {argv[1]} (no solutions)")
+        return 0
+    parser = _parser()
     args = parser.parse_args(argv)
-    if not args.timeout > 0:
-        parser.error("--timeout must be > 0")  # exits with 2
+    if not args.timeout > 0 or (args.max_seconds is not None and not args.max_seconds > 0):
+        parser.error("--timeout and --max-seconds must be > 0")  # exits with 2
+    try:
+        mode, warning = resolve(args.sandbox)
+    except SandboxError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if warning:
+        print(warning, file=sys.stderr)
+    options = {"timeout": args.timeout, "max_seconds": args.max_seconds or default_max_seconds(args.timeout),
+               "mode": mode, "seed": args.seed}
     if args.batch:
         if not args.csv:
             parser.error("--batch needs --csv FILE")
         try:
-            reports = grade_folder(args.batch, args.exercise, args.timeout, args.jobs)
+            reports = grade_folder(args.batch, args.exercise, args.jobs, **options)
         except (OSError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -44,18 +85,15 @@ def main(argv=None):
         print(f"graded {graded} of {len(reports)} submissions -> {args.csv}")
         return 0
     if not args.submission:
-        parser.error("give a SUBMISSION file or --batch DIR")
+        parser.error("give a SUBMISSION file, --batch DIR, or release OUT/")
     try:
-        report = grade_file(args.submission, args.exercise, args.timeout)
+        report = grade_file(args.submission, args.exercise, **options)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        print(report.to_json())
-    else:
-        print(report.table())
+    print(report.to_json() if args.json else report.table())
     if report.error:
-        print(f"cannot grade {args.submission}: {report.error}", file=sys.stderr)
+        print(f"cannot grade {report.source}: {report.error}", file=sys.stderr)
     return report.exit_code
 
 

@@ -16,6 +16,8 @@ ratio) but keeps exp() from overflowing: exp(1000) is inf in float64.
 import math
 import numbers
 
+from ._checks import to_float
+
 
 def softmax(logits, temperature=1.0):
     """Probabilities from logits; temperature > 0 sharpens (< 1) or flattens (> 1) them.
@@ -24,7 +26,8 @@ def softmax(logits, temperature=1.0):
     """
     if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not 0 <= temperature < math.inf:
         raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
-    z = [float(v) for v in logits]
+    temperature = to_float(temperature, "temperature")
+    z = [to_float(v, f"logits[{j}]") for j, v in enumerate(logits)]
     if not z:
         raise ValueError("logits is empty")
     for j, v in enumerate(z):

@@ -1,9 +1,11 @@
-"""The grader on honest submissions: reference solutions, stubs, plausible wrong answers, the CLI.
+"""The grader on honest work: reference solutions, stubs, the catalogue of mistakes, the CLI, notebooks, check().
 
-Independent check for the wrong submissions: each one is also run IN THIS
-PROCESS on every case's inputs and compared with the reference directly
-(no child process, no JSON, no judge); the points it should lose are summed
-from that, and the grader must report exactly that score.
+Independent reference for the wrong submissions: each one is also run IN THIS PROCESS on every
+case's inputs and compared with the course's reference functions directly (no sandbox, no
+protocol, no judge); the cases it should lose come from that, and the sandboxed grader must
+report exactly those, with exactly that score, and the diagnosis named by the file
+(tests/submissions/exNN/wrong_<mistake>.py).
+Each exercise's folder of submissions is graded once (module fixtures) and asserted on many times.
 """
 
 import copy
@@ -11,6 +13,7 @@ import csv
 import glob
 import importlib.util
 import json
+import math
 import os
 import re
 import subprocess
@@ -20,17 +23,22 @@ import nbformat
 import pytest
 
 import specdec
+from specdec import theory
 from specdec.grading import check, grade_file
-from specdec.grading.cases import exercise
-from specdec.grading.child import to_plain
-from specdec.grading.judge import judge_verify
-from specdec.grading.stubs import generate, make_stub
-from specdec.grading.submission import infer_exercise, notebook_to_script
+from specdec.grading.batch import grade_folder
+from specdec.grading.diagnose import signatures
+from specdec.grading.registry import EXERCISES, exercise
+from specdec.grading.release import release
+from specdec.grading.sandbox import bwrap_problem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUBS = os.path.join(ROOT, "tests", "submissions")
 SOLUTIONS = sorted(glob.glob(os.path.join(ROOT, "exercises", "ex[0-9][0-9]_*", "solution.py")))
 TIMEOUT = 5.0
+MODE = "bwrap" if not bwrap_problem() else "process"
+REFERENCE = {"verify_speculative_tokens": specdec.verify_speculative_tokens, "softmax": specdec.softmax,
+             "residual_distribution": specdec.residual_distribution,
+             "acceptance_rate": theory.acceptance_rate, "expected_tokens_per_step": theory.expected_tokens_per_step}
 
 
 def load(path):
@@ -40,260 +48,284 @@ def load(path):
     return module
 
 
-def grade_cli(*args):
-    return subprocess.run([sys.executable, "-m", "specdec.grade", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+def cli(capsys, *args):
+    """(exit code, stdout, stderr) of `python -m specdec.grade ARGS`, run in this process."""
+    from specdec.grade import main
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def strict_equal(a, b):
-    """Equal values of exactly equal types, recursively (a second, independent strict comparison)."""
+def same(a, b, tol):
+    """Equal values of equal types, floats within `tol` (a second, independent comparison)."""
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return abs(a - b) <= tol
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same(a[k], b[k], tol) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y, tol) for x, y in zip(a, b))
     return a == b
 
 
-def expected_failures(fn):
-    """Names of the ex01 cases `fn` gets wrong, judged in-process against the reference."""
+def expected_failures(module, ex, seed=0):
+    """Names of the cases the module gets wrong, judged here against the course's reference functions."""
     failed = []
-    for case in exercise("ex01").cases:
-        args = copy.deepcopy(list(case.args))
+    for case in ex.cases(seed):
+        args = [tuple(a["$tuple"]) if isinstance(a, dict) else a for a in case.calls[0]["args"]]
         try:
-            got = fn(*args)
-            ok = not case.raises and strict_equal(got, specdec.verify_speculative_tokens(*case.args))
-        except ValueError:
-            ok = case.raises == "ValueError"
-        ok = ok and args == list(case.args)  # inputs unchanged
-        if not ok:
+            want, want_error = REFERENCE[case.func](*copy.deepcopy(args)), None
+        except (ValueError, TypeError) as exc:
+            want, want_error = None, type(exc)
+        mine = copy.deepcopy(args)
+        try:
+            got = getattr(module, case.func)(*mine)
+            ok = want_error is None and same(want, got, 1e-9)
+        except Exception as exc:
+            ok = want_error is not None and isinstance(exc, want_error)
+        if not ok or mine != args:
             failed.append(case.name)
     return failed
 
 
-# ---- reference solutions and stubs ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """{exNN: {file name: Report}}: tests/submissions/exNN's wrong_*, good_* and numpy_* files, graded once."""
+    out = {}
+    for name in sorted(EXERCISES):
+        folder = tmp_path_factory.mktemp(name)
+        for pattern in ("wrong_*.py", "good_*.py", "numpy_*.py"):
+            for path in glob.glob(os.path.join(SUBS, name, pattern)):
+                (folder / os.path.basename(path)).write_text(open(path).read())
+        reports = grade_folder(str(folder), name, jobs=2, progress=False, timeout=TIMEOUT, mode=MODE)
+        out[name] = {r.source: r for r in reports}
+    return out
+
+
+def wrong_files(*exercises):
+    return [(e, os.path.basename(p)) for e in exercises for p in sorted(glob.glob(os.path.join(SUBS, e, "wrong_*.py")))]
+
+
+# ---- the catalogue of mistakes: every file its own, correct diagnosis -----------------------------------
+DETERMINISTIC = sorted(n for n, e in EXERCISES.items() if set(e.functions) <= set(REFERENCE))  # not samplers
+
+
+@pytest.mark.parametrize("name, file", wrong_files(*sorted(EXERCISES)))
+def test_each_catalogued_mistake_gets_its_own_diagnosis(graded, name, file):
+    mistake = re.sub(r"_numpy$", "", file[len("wrong_"):-3])  # wrong_module_random_numpy: the same mistake
+    causes = {m.name: m.cause for m in exercise(name).mistakes}
+    report = graded[name][file]
+    assert report.error == "" and report.score < 100
+    assert report.diagnosis == f"Most likely cause: {causes[mistake]}."
+
+
+@pytest.mark.parametrize("name, file", wrong_files(*DETERMINISTIC))
+def test_wrong_submission_loses_exactly_its_cases(graded, name, file):
+    ex = exercise(name)
+    failed = expected_failures(load(os.path.join(SUBS, name, file)), ex)
+    assert failed, "the file must get something wrong, or the test is vacuous"
+    report = graded[name][file]
+    assert sorted(c.name for c in report.cases if not c.passed) == sorted(failed)
+    points = {c.name: c.points for c in ex.cases(0)}
+    assert report.score == 100 - sum(points[n] for n in failed)
+    assert report.plain_python is True and report.bonus == ex.bonus and report.exit_code == 1
+
+
+def test_every_catalogued_mistake_has_a_learner_file():
+    for name, ex in EXERCISES.items():
+        files = {f[len("wrong_"):-3] for _, f in wrong_files(name)}
+        assert {m.name for m in ex.mistakes} <= files, name
+
+
+def test_every_mistake_has_a_distinct_signature_whatever_the_seed():
+    for name, ex in EXERCISES.items():
+        for seed in ((0,) if name == "ex04" else (0, 7, 2024)):  # ex04's statistics cost seconds per seed
+            sigs = signatures(ex, seed, ex.cases(seed))
+            assert all(sigs.values()), (name, seed, [m for m, s in sigs.items() if not s])
+            assert len(set(sigs.values())) == len(sigs), (name, seed)
+
+
+def test_good_files_in_the_catalogue_pass_independently(graded):
+    good = load(os.path.join(SUBS, "ex01", "good_plain.py"))
+    assert expected_failures(good, exercise("ex01")) == []
+    assert expected_failures(good, exercise("ex01"), seed=99) == []
+    report = graded["ex01"]["good_plain.py"]
+    assert (report.score, report.bonus, report.diagnosis, report.exit_code) == (100, 10, "", 0)
+
+
+def test_numpy_is_allowed_but_earns_no_bonus(graded):
+    report = graded["ex01"]["numpy_correct.py"]
+    assert (report.score, report.plain_python, report.bonus, report.exit_code) == (100, False, 0, 0)
+    assert "asked for NumPy" in report.bonus_note and "graded again with NumPy available" in report.bonus_note
+
+
+def test_a_sampler_on_numpys_global_generator_is_caught_and_graded_deterministically(graded):
+    first = graded["ex04"]["wrong_module_random_numpy.py"]
+    again = grade_file(os.path.join(SUBS, "ex04", "wrong_module_random_numpy.py"), "ex04", TIMEOUT, mode=MODE)
+    assert [c.name for c in first.cases if not c.passed] == ["same seed, same result"]
+    assert [(c.name, c.passed, c.message) for c in again.cases] == [(c.name, c.passed, c.message) for c in first.cases]
+    assert first.plain_python is False and first.bonus == 0
+
+
+# ---- reference solutions and stubs --------------------------------------------------------------------
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: os.path.basename(os.path.dirname(p)))
 def test_reference_solution_scores_full_marks(solution):
     name = os.path.basename(os.path.dirname(solution))[:4]
-    report = grade_file(solution, name, timeout=TIMEOUT)
-    assert report.error == ""
+    report = grade_file(solution, name, timeout=TIMEOUT, mode=MODE)
     assert [c.name for c in report.cases if not c.passed] == []
-    assert report.score == report.max_score == 100
-    assert report.exit_code == 0
+    assert (report.error, report.score, report.max_score, report.exit_code) == ("", 100, 100, 0)
     assert report.plain_python is True  # every reference solution is plain Python
     assert report.bonus == (10 if name == "ex01" else 0)
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: os.path.basename(os.path.dirname(p)))
-def test_stub_scores_zero_cleanly(solution):
+def test_stub_scores_zero_and_says_not_written_yet(solution):
     folder = os.path.dirname(solution)
-    stub = os.path.join(folder, os.path.basename(folder) + ".py")
-    report = grade_file(stub, timeout=TIMEOUT)  # exercise inferred from the file name
-    assert report.error == "" and report.score == 0 and report.bonus == 0  # no bonus for a score of 0
-    assert report.exit_code == 1
-    assert all("NotImplementedError" in c.message for c in report.cases)
+    report = grade_file(os.path.join(folder, os.path.basename(folder) + ".py"), timeout=TIMEOUT, mode=MODE)
+    assert (report.error, report.score, report.bonus, report.exit_code) == ("", 0, 0, 1)  # no bonus for 0
+    assert report.diagnosis.startswith("Not written yet")
+    assert len(report.lines()) <= 5  # one short line for the cases, not a wall of FAILs
 
 
-def test_committed_stubs_and_notebooks_are_up_to_date():
-    assert generate(check_only=True) == []
-
-
-def test_make_stub_replaces_function_blocks_and_drops_module_blocks():
-    source = ('"""Doc."""\n\n### BEGIN SOLUTION\nimport math\n### END SOLUTION\n\n\n'
-              'def f(x):\n    """Say f."""\n    ### BEGIN SOLUTION\n    return math.sqrt(x)\n    ### END SOLUTION\n')
-    assert make_stub(source) == ('"""Doc."""\n\n\ndef f(x):\n    """Say f."""\n'
-                                 '    raise NotImplementedError("write f")\n')
-    with pytest.raises(ValueError, match="never closed"):
-        make_stub("def f():\n    ### BEGIN SOLUTION\n    pass\n")
-
-
-def test_ex01_stub_keeps_the_seed_template_verbatim():
-    stub = open(os.path.join(ROOT, "exercises", "ex01_verify", "ex01_verify.py")).read()
-    template = '''def verify_speculative_tokens(draft_tokens: list[int], draft_probs: list[list[float]],
-                              target_probs: list[list[float]], random_samples: list[float]) -> dict:
-    """Verify draft tokens via speculative decoding rejection sampling.
-    Args:
-        draft_tokens: Sequence of K tokens proposed by draft model.
-        draft_probs: Draft model probabilities for each proposed step.
-        target_probs: Target model probabilities for each step (length >= K).
-        random_samples: Uniform random samples in [0, 1) for acceptance test.
-    Returns:
-        dict with 'accepted_tokens', 'bonus_token', and 'acceptance_count'.
-    """
-'''
-    assert template in stub
-
-
-# ---- plausible wrong submissions lose exactly the cases they get wrong ---------------------------
-WRONG = {  # file -> a case its rule must get wrong (so the test cannot pass vacuously)
-    "wrong_strict_less.py": "u == p/q is accepted",
-    "wrong_tie_break.py": "residual tie -> lower index",
-    "wrong_no_stop.py": "stop at the first rejection",
-    "wrong_bonus_without_row_k.py": "all accepted, no row K",
-    "wrong_target_argmax.py": "correction: residual, not target",
-}
-
-
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_wrong_submission_loses_exactly_its_cases(name):
-    path = os.path.join(SUBS, name)
-    failed = expected_failures(load(path).verify_speculative_tokens)
-    assert WRONG[name] in failed
-    points = {c.name: c.points for c in exercise("ex01").cases}
-    report = grade_file(path, "ex01", timeout=TIMEOUT)
-    assert sorted(c.name for c in report.cases if not c.passed) == sorted(failed)
-    assert report.score == 100 - sum(points[n] for n in failed)
-    assert report.plain_python is True and report.bonus == 10 and report.exit_code == 1
-
-
-def test_numpy_submission_gets_full_marks_but_no_bonus():
-    report = grade_file(os.path.join(SUBS, "numpy_correct.py"), "ex01", timeout=TIMEOUT)
-    assert (report.score, report.plain_python, report.bonus, report.exit_code) == (100, False, 0, 0)
-
-
-def test_good_plain_fixture_agrees_with_the_reference_in_process():
-    assert expected_failures(load(os.path.join(SUBS, "good_plain.py")).verify_speculative_tokens) == []
-
-
-# ---- strict types ----------------------------------------------------------------------------------
-def test_to_plain_keeps_types_apart():
-    np = pytest.importorskip("numpy")
-    assert to_plain([np.int64(3), 2.0, True, (1,), np.array([0.5])]) == [3, 2.0, True, [1], [0.5]]
-    assert [type(v) for v in to_plain([np.int64(3), 2.0, True])] == [int, float, bool]
-    assert to_plain(object()) == {"$object": "object"}
-
-
-@pytest.mark.parametrize("got, message", [
-    ({"accepted_tokens": [2.0], "bonus_token": 0, "acceptance_count": 1}, "accepted_tokens[0] is a float (2.0)"),
-    ({"accepted_tokens": [2], "bonus_token": True, "acceptance_count": 1}, "bonus_token is a bool"),  # bool is not int
-    ({"accepted_tokens": [2], "bonus_token": 0, "acceptance_count": 1.0}, "acceptance_count is a float"),
-    ({"accepted_tokens": [2], "bonus_token": 0}, "no key 'acceptance_count'"),
-    ({"$object": "AlwaysEqual"}, "an object of type AlwaysEqual"),
-    ({"accepted_tokens": [2], "bonus_token": 0, "acceptance_count": 2}, "acceptance_count is not len"),
-])
-def test_judge_verify_rejects_wrong_types(got, message):
-    passed, text = judge_verify({"accepted_tokens": [2], "bonus_token": 0, "acceptance_count": 1}, got)
-    assert not passed and message in text
-
-
-# ---- the command line --------------------------------------------------------------------------------
-def test_cli_table_shows_public_details_and_hides_hidden_answers():
-    result = grade_cli(os.path.join(SUBS, "wrong_bonus_without_row_k.py"), "--exercise", "ex01", "--timeout", "5")
-    lines = result.stdout.strip().splitlines()
-    assert result.returncode == 1
-    assert lines[-1] == "score: 83/100 (+10 bonus)"  # loses seed 2 (10), u == p/q at step 1 (3), no row K (4)
-    text = result.stdout
-    # public case seed 2: input, expected and got are shown
-    assert "expected: {'accepted_tokens': [0, 1], 'bonus_token': None, 'acceptance_count': 2}" in text
-    assert "got:      {'accepted_tokens': [0, 1], 'bonus_token': 1, 'acceptance_count': 2}" in text
-    # hidden case: a hint, never the expected value
+# ---- the command line -------------------------------------------------------------------------------------
+def test_cli_table_lists_failures_first_and_hides_hidden_answers(capsys):
+    code, out, _ = cli(capsys, os.path.join(SUBS, "ex01", "wrong_bonus_without_row_k.py"), "--exercise", "ex01")
+    lines = out.strip().splitlines()
+    assert code == 1
+    points = {c.name: c.points for c in exercise("ex01").cases(0)}
+    # It loses Example 2 and "all accepted, no row K" (the independent check above proves which).
+    assert lines[-1] == f"score: {100 - points['example 2: both accepted, no row K'] - points['all accepted, no row K']}/100 (+10 bonus)"
+    rows = [l for l in lines if re.match(r"  \S", l) and "/" in l[:60]]
+    assert [("FAIL" in r) for r in rows] == sorted(("FAIL" in r for r in rows), reverse=True)  # failures first
+    # public Example 2: input, expected and got are shown
+    assert "expected: {'accepted_tokens': [0, 1], 'bonus_token': None, 'acceptance_count': 2}" in out
+    assert "got:      {'accepted_tokens': [0, 1], 'bonus_token': 1, 'acceptance_count': 2}" in out
     hidden = next(l for l in lines if l.strip().startswith("all accepted, no row K *"))
     assert "hint:" in hidden and "None" not in hidden and "expected" not in hidden
+    assert "Most likely cause: a bonus token without row K" in out
 
 
-def test_cli_json_is_one_document_with_the_stated_keys():
-    result = grade_cli(os.path.join(SUBS, "wrong_strict_less.py"), "--json", "--exercise", "ex01")
-    doc = json.loads(result.stdout)
-    assert {"exercise", "score", "max_score", "bonus", "plain_python", "cases"} <= set(doc)
-    assert (doc["exercise"], doc["score"], doc["max_score"], doc["bonus"], doc["plain_python"]) == \
-        ("ex01", 90, 100, 10, True)  # loses the two u == p/q cases (5 + 3) and u = 0 (2)
-    assert set(doc["cases"][0]) == {"name", "hidden", "points", "passed", "message"}
-    assert sum(c["points"] for c in doc["cases"] if c["passed"]) == 90
-    assert result.returncode == 1
-
-
-def test_cli_score_line_has_no_bonus_part_without_bonus():
-    result = grade_cli(os.path.join(SUBS, "numpy_correct.py"), "--exercise", "ex01")
-    assert result.stdout.strip().splitlines()[-1] == "score: 100/100" and result.returncode == 0
+def test_cli_json_is_one_document_and_a_seed_changes_the_hidden_cases(capsys, monkeypatch):
+    path = os.path.join(SUBS, "ex01", "wrong_strict_less.py")
+    shipped = json.loads(cli(capsys, path, "--json", "--exercise", "ex01")[1])
+    monkeypatch.setenv("SPECDEC_GRADE_SEED", "31337")
+    secret = json.loads(cli(capsys, path, "--json", "--exercise", "ex01")[1])
+    for doc in (shipped, secret):
+        assert {"exercise", "score", "max_score", "bonus", "plain_python", "bonus_decided_by", "diagnosis",
+                "cases", "sandbox", "seed"} <= set(doc)
+        assert sum(c["points"] for c in doc["cases"] if c["passed"]) == doc["score"]
+        assert doc["diagnosis"].startswith("Most likely cause: the test is u < min(1, p/q)")
+    assert (shipped["seed"], secret["seed"]) == (0, 31337)
+    cases = {s: exercise("ex01").cases(s) for s in (0, 31337)}
+    assert [c.calls for c in cases[0] if not c.hidden] == [c.calls for c in cases[31337] if not c.hidden]
+    assert sum(a.calls != b.calls for a, b in zip(cases[0], cases[31337])) >= 15  # fresh hidden inputs
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["tests/submissions/broken_syntax.py", "--exercise", "ex01"], "SyntaxError (line 3)"),
-    (["tests/submissions/broken_missing_function.py", "--exercise", "ex01"], "defines no function"),
-    (["tests/submissions/good_plain.py"], "cannot tell the exercise"),   # no exNN in the name
-    (["tests/submissions/good_plain.py", "--exercise", "ex09"], "unknown exercise"),
+    (["tests/submissions/ex01/broken_syntax.py", "--exercise", "ex01"], "SyntaxError: "),
+    (["tests/submissions/ex01/broken_missing_function.py", "--exercise", "ex01"], "defines no function"),
+    (["tests/submissions/ex01/good_plain.py"], "cannot tell the exercise"),   # no exNN in the name
+    (["tests/submissions/ex01/good_plain.py", "--exercise", "ex09"], "unknown exercise"),
     (["no/such/file.py", "--exercise", "ex01"], "no such file"),
+    (["tests/submissions/ex01/good_plain.py", "--exercise", "ex01", "--timeout", "0"], "must be > 0"),
 ])
-def test_cli_exit_2_with_a_clear_message(args, needle):
-    result = grade_cli(*args)
-    assert result.returncode == 2 and needle in result.stderr
+def test_cli_exit_2_with_a_clear_message(capsys, args, needle):
+    code, _, err = cli(capsys, *[os.path.join(ROOT, a) if a.startswith("tests/") else a for a in args])
+    assert code == 2 and needle in err
 
 
-def test_infer_exercise_from_file_name():
-    assert [infer_exercise(n) for n in ("ex01_verify.py", "ex04-bob.ipynb", "alice_ex03.py", "nothing.py",
-                                        "ex011.py")] == ["ex01", "ex04", "ex03", None, None]
+def test_a_learners_crash_shows_the_learners_line():
+    report = grade_file(os.path.join(SUBS, "ex01", "broken_raises_at_import.py"), "ex01", TIMEOUT, mode=MODE)
+    source = open(os.path.join(SUBS, "ex01", "broken_raises_at_import.py")).read().splitlines()
+    line = next(i for i, l in enumerate(source, start=1) if "raise RuntimeError" in l)
+    assert f"line {line} (`{source[line - 1].strip()}`)" in report.error
+    syntax = grade_file(os.path.join(SUBS, "ex01", "broken_syntax.py"), "ex01", TIMEOUT, mode=MODE)
+    assert re.search(r"SyntaxError: .* at broken_syntax\.py line 3", syntax.error)
 
 
-# ---- notebooks -----------------------------------------------------------------------------------------
-def _notebook(path, code):
+# ---- notebooks ----------------------------------------------------------------------------------------------
+def _notebook(path, *cells):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# my work"), nbformat.v4.new_code_cell("%load_ext autoreload\n" + code),
-                nbformat.v4.new_code_cell('from specdec.grading import check\ncheck(verify_speculative_tokens, exercise="ex01")')]
+    nb.cells = [nbformat.v4.new_markdown_cell("# my work")] + [nbformat.v4.new_code_cell(c) for c in cells]
     nbformat.write(nb, path)
 
 
-def test_notebook_submission_is_graded_without_its_check_cell_and_magics(tmp_path):
+def test_notebook_is_parsed_as_ipython_parses_it(tmp_path):
+    good = open(os.path.join(SUBS, "ex01", "good_plain.py")).read()
     path = str(tmp_path / "ex01_alice.ipynb")
-    _notebook(path, open(os.path.join(SUBS, "good_plain.py")).read())
-    report = grade_file(path, timeout=TIMEOUT)
+    _notebook(path,
+              "%load_ext autoreload\n%autoreload 2\n!echo hello\nfiles = !ls",
+              "%%time\n" + good,  # the whole solution inside a %%time cell
+              "# a comment about specdec.grading and check() changes nothing\n"
+              "ok = (1\n!= 2)   # a continuation line that starts with !=\nmod = (7\n%3)",
+              "%time assert ok and mod == 1",
+              "from specdec.grading import check\ncheck(verify_speculative_tokens, exercise='ex01')")
+    report = grade_file(path, timeout=TIMEOUT, mode=MODE)
     assert (report.error, report.score, report.bonus) == ("", 100, 10)
-    script = notebook_to_script(nbformat.read(path, as_version=4))
-    assert "%load_ext" not in script and "specdec.grading" not in script
 
 
-def test_generated_exercise_notebook_grades_as_the_stub():
-    report = grade_file(os.path.join(ROOT, "exercises", "ex01_verify", "ex01_verify.ipynb"), timeout=TIMEOUT)
+def test_notebook_errors_point_at_the_cell(tmp_path):
+    path = str(tmp_path / "ex01_bob.ipynb")
+    _notebook(path, "x = 1", "def verify_speculative_tokens(*args):\n    return [][0]")
+    report = grade_file(path, timeout=TIMEOUT, mode=MODE)
+    assert "raised IndexError: list index out of range (cell 3, line 2: `return [][0]`)" in report.cases[0].message
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("{not json", "not valid JSON"),
+    ('{"cells": 3}', "no list of cells"),
+    ('{"cells": [{"cell_type": "code", "source": 7}]}', "cell 1 has a source that is not text"),
+])
+def test_malformed_notebook_is_exit_2_with_a_clear_message(capsys, tmp_path, content, needle):
+    path = tmp_path / "ex01_broken.ipynb"
+    path.write_text(content)
+    code, _, err = cli(capsys, str(path))
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_exercise_notebook_grades_as_its_stub():
+    report = grade_file(os.path.join(ROOT, "exercises", "ex01_verify", "ex01_verify.ipynb"), timeout=TIMEOUT, mode=MODE)
     assert (report.error, report.score, report.exit_code) == ("", 0, 1)
+    assert report.diagnosis.startswith("Not written yet")
 
 
-# ---- check() in a notebook -------------------------------------------------------------------------------
-def test_check_grades_the_reference_in_process(capsys):
-    report = check(specdec.verify_speculative_tokens)  # exercise found from the function's name
-    assert report.score == 100 and report.exit_code == 0
-    assert report.bonus == 0 and report.plain_python is None  # the bonus needs the isolated grader
-    assert capsys.readouterr().out.strip().splitlines()[-1] == "score: 100/100"
-
-
-def test_check_works_on_a_function_defined_in_a_notebook_cell():
+# ---- check() in a notebook, and the report's views ---------------------------------------------------------
+def test_check_grades_a_notebook_function_like_the_cli():
     namespace = {"__name__": "__main__"}  # what a Jupyter cell's globals look like
-    exec(compile(open(os.path.join(SUBS, "wrong_strict_less.py")).read(), "<ipython-input-1>", "exec"), namespace)
+    exec(compile(open(os.path.join(SUBS, "ex01", "wrong_strict_less.py")).read(), "<ipython-input-1>", "exec"),
+         namespace)
     report = check(namespace["verify_speculative_tokens"], exercise="ex01", quiet=True)
-    cli = grade_file(os.path.join(SUBS, "wrong_strict_less.py"), "ex01", timeout=TIMEOUT)
+    cli = grade_file(os.path.join(SUBS, "ex01", "wrong_strict_less.py"), "ex01", timeout=TIMEOUT, mode=MODE)
     assert [c.passed for c in report.cases] == [c.passed for c in cli.cases]
-    assert report.score == cli.score == 90
+    assert report.score == cli.score and report.diagnosis == cli.diagnosis
+    assert report.bonus == 0 and report.plain_python is None  # the bonus needs the sandbox
+
+
+def test_check_prints_outside_jupyter_and_renders_html(capsys):
+    report = check(specdec.verify_speculative_tokens)  # exercise found from the function's name
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "score: 100/100"
+    assert (report.score, report.exit_code) == (100, 0)
+    wrong = check(load(os.path.join(SUBS, "ex01", "wrong_tie_high.py")).verify_speculative_tokens,
+                  exercise="ex01", quiet=True)
+    html = wrong._repr_html_()
+    assert html.count("<tr") == len(wrong.cases) + 1 and "Most likely cause: argmax ties" in html
+    fail_rows = [m.start() for m in re.finditer("#ffebe9", html)]
+    pass_rows = [m.start() for m in re.finditer("background:#ffffff", html)]
+    assert len(fail_rows) == 2 and max(fail_rows) < min(pass_rows)  # failures first, shaded
+    assert repr(wrong) == wrong.table()
 
 
 def test_check_ex05_takes_both_functions():
-    from specdec.theory import acceptance_rate, expected_tokens_per_step
-    assert check(acceptance_rate, expected_tokens_per_step, exercise="ex05", quiet=True).score == 100
-    # One function is enough when its sibling lives where it was defined (a notebook's namespace).
-    assert check(acceptance_rate, exercise="ex05", quiet=True).score == 100
+    assert check(theory.acceptance_rate, theory.expected_tokens_per_step, exercise="ex05", quiet=True).score == 100
     namespace = {}
     exec("def acceptance_rate(p, q):\n    return sum(min(a, b) for a, b in zip(p, q))", namespace)
     with pytest.raises(ValueError, match="missing expected_tokens_per_step"):
         check(namespace["acceptance_rate"], exercise="ex05", quiet=True)
-
-
-# ---- ex02-ex05: wrong answers fail the cases that target them ------------------------------------
-def test_naive_softmax_fails_exactly_the_overflow_and_underflow_cases():
-    from specdec.logits import naive_softmax
-
-    def softmax(logits, temperature=1.0):  # right (and validating) until exp() leaves the float range
-        right = specdec.softmax(logits, temperature)
-        return right if max(abs(v) for v in logits if abs(v) != float("inf")) < 700 else naive_softmax(logits)
-    report = check(softmax, exercise="ex02", quiet=True)
-    assert sorted(c.name for c in report.cases if not c.passed) == \
-        ["[1000, 999]", "huge logits", "very negative logits"]
-
-
-def _argmax_sampler(draft_tokens, draft_probs, target_probs, rng):
-    """Wrong for ex04: right acceptance, but the correction is the residual's argmax (exercise 1's rule)."""
-    out = specdec.speculative_sample(draft_tokens, draft_probs, target_probs, rng)
-    if out["acceptance_count"] < len(draft_tokens):
-        i = out["acceptance_count"]
-        out["bonus_token"] = specdec.argmax(specdec.residual_distribution(target_probs[i], draft_probs[i]))
-    return out
 
 
 def _choices_sampler(draft_tokens, draft_probs, target_probs, rng):
@@ -314,42 +346,113 @@ def _choices_sampler(draft_tokens, draft_probs, target_probs, rng):
     return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
 
 
-def test_ex04_statistics_pass_a_different_correct_sampler_and_fail_the_argmax_one():
+def test_ex04_statistics_pass_another_correct_sampler_and_measure_the_argmax_one():
     assert check(_choices_sampler, exercise="ex04", quiet=True).score == 100
-    report = check(_argmax_sampler, exercise="ex04", quiet=True)
-    failed = [c for c in report.cases if not c.passed]
-    # The argmax correction gives [0.1, 0.7, 0.2, 0.0] against p = [0.1, 0.6, 0.3, 0.0]: TV 0.1, and
-    # token 1's share 0.7 instead of 0.6 is 0.1 / sqrt(0.6 * 0.4 / 4000) = 13 standard errors off (limit 4.5).
-    assert [c.name for c in failed] == ["first token ~ p"]
-    tv = float(re.search(r"total variation ([0-9.]+)", failed[0].message).group(1))
-    assert abs(tv - 0.1) < 0.03  # N = 4000: the standard error of this TV is about 0.01
-    z = float(re.search(r"\|z\| = ([0-9.]+)", failed[0].message).group(1))
+    argmax = load(os.path.join(SUBS, "ex04", "wrong_argmax_not_sampled.py")).speculative_sample
+    report = check(argmax, exercise="ex04", quiet=True)
+    failed = {c.name: c.message for c in report.cases if not c.passed}
+    assert sorted(failed) == ["bonus ~ p_K", "first token ~ p"]
+    # The case's rows were drawn so that the argmax correction is >= 9 standard errors off (ex04._first_token).
+    z = float(re.search(r"\|z\| = ([0-9.]+)", failed["first token ~ p"]).group(1))
     assert z > 4.5
 
 
-# ---- batch --------------------------------------------------------------------------------------------------
-def test_batch_grades_every_file_and_one_crash_costs_nobody_else(tmp_path):
-    folder = tmp_path / "subs"
-    folder.mkdir()
-    for name in ("good_plain.py", "wrong_strict_less.py", "broken_syntax.py", "hostile_os_exit_k0.py"):
-        (folder / name).write_text(open(os.path.join(SUBS, name)).read())
-    out = tmp_path / "grades.csv"
-    result = grade_cli("--batch", str(folder), "--exercise", "ex01", "--csv", str(out), "--jobs", "2",
-                       "--timeout", "5")
-    assert result.returncode == 0
-    rows = {r["file"]: r for r in csv.DictReader(open(out))}
-    got = {f: (int(r["score"]), int(r["bonus"]), r["status"]) for f, r in rows.items()}
-    assert got == {"good_plain.py": (100, 10, "passed"), "wrong_strict_less.py": (90, 10, "failed"),
-                   "broken_syntax.py": (0, 0, "error"), "hostile_os_exit_k0.py": (94, 10, "failed")}
-    assert rows["wrong_strict_less.py"]["u == p/q is accepted"] == "0"
-    assert rows["wrong_strict_less.py"]["seed 1: all accepted, bonus"] == "1"
-    assert list(rows["good_plain.py"])[:7] == ["file", "score", "max_score", "bonus", "plain_python", "status",
-                                                "message"]
+# ---- release, stubs, the package's own hygiene ---------------------------------------------------------
+def test_release_writes_statements_stubs_and_notebooks_but_no_solution(capsys, tmp_path):
+    code, out, _ = cli(capsys, "release", str(tmp_path / "out"))
+    written = [str(p) for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert code == 0 and f"released {len(written)} files" in out
+    names = sorted(os.path.relpath(p, tmp_path / "out") for p in written)
+    assert "ex01_verify/ex01_verify.ipynb" in names and "ex05_speedup/README.md" in names
+    assert not any("solution" in n for n in names)
+    for path in written:
+        assert "### BEGIN SOLUTION" not in open(path).read()
+    with pytest.raises(ValueError, match="not empty"):
+        release(str(tmp_path / "out"))
+
+
+def test_committed_stubs_and_notebooks_are_up_to_date():
+    make = load(os.path.join(ROOT, "exercises", "make_exercises.py"))
+    assert make.generate(check_only=True) == []
+
+
+def test_make_stub_replaces_function_blocks_and_drops_module_blocks():
+    make = load(os.path.join(ROOT, "exercises", "make_exercises.py"))
+    source = ('"""Doc."""\n\n### BEGIN SOLUTION\nimport math\n### END SOLUTION\n\n\n'
+              'def f(x):\n    """Say f."""\n    ### BEGIN SOLUTION\n    return math.sqrt(x)\n    ### END SOLUTION\n')
+    assert make.make_stub(source) == ('"""Doc."""\n\n\ndef f(x):\n    """Say f."""\n'
+                                      '    raise NotImplementedError("write f")\n')
+    with pytest.raises(ValueError, match="never closed"):
+        make.make_stub("def f():\n    ### BEGIN SOLUTION\n    pass\n")
+
+
+def test_ex01_stub_and_statement_keep_the_template_verbatim():
+    template = '''def verify_speculative_tokens(draft_tokens: list[int], draft_probs: list[list[float]],
+                              target_probs: list[list[float]], random_samples: list[float]) -> dict:
+    """Verify draft tokens via speculative decoding rejection sampling.
+    Args:
+        draft_tokens: Sequence of K tokens proposed by draft model.
+        draft_probs: Draft model probabilities for each proposed step.
+        target_probs: Target model probabilities for each step (length >= K).
+        random_samples: Uniform random samples in [0, 1) for acceptance test.
+    Returns:
+        dict with 'accepted_tokens', 'bonus_token', and 'acceptance_count'.
+    """
+'''
+    for file in ("ex01_verify.py", "README.md"):
+        assert template in open(os.path.join(ROOT, "exercises", "ex01_verify", file)).read()
 
 
 def test_importing_the_grader_and_all_cases_imports_no_numpy():
     code = ("import sys, specdec.grading, specdec.grade\n"
-            "from specdec.grading.cases import exercise\n"
-            "[exercise(e) for e in ('ex01', 'ex02', 'ex03', 'ex04', 'ex05')]\n"
+            "from specdec.grading.registry import EXERCISES\n"
+            "[e.cases(0) for e in EXERCISES.values()]\n"
             "print('numpy' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_the_worker_uses_the_standard_library_only():
+    import ast
+    tree = ast.parse(open(os.path.join(ROOT, "specdec", "grading", "worker.py")).read())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
+    assert not any(isinstance(n, ast.ImportFrom) and n.level > 0 for n in ast.walk(tree))  # nothing from specdec
+    assert imported <= set(sys.stdlib_module_names)
+
+
+def test_library_turns_overflow_into_a_clean_value_error():
+    with pytest.raises(ValueError, match=r"logits\[1\] is an int of 401 digits"):
+        specdec.softmax([0.0, 10 ** 400])
+    with pytest.raises(ValueError, match=r"random_samples\[0\] is an int of 401 digits"):
+        specdec.verify_speculative_tokens([0], [[0.5, 0.5]], [[0.5, 0.5]], [10 ** 400])
+    with pytest.raises(ValueError, match=r"draft_probs\[0\]\[1\]"):
+        specdec.verify_speculative_tokens([0], [[0.5, 10 ** 400]], [[0.5, 0.5]], [0.5])
+    assert math.isclose(sum(specdec.softmax([10 ** 300, 10 ** 300 - 1])), 1.0)  # big but finite is fine
+
+
+# ---- whose fault: the learner's line, or plainly the grader's ------------------------------------------
+def test_a_crashing_judge_or_worker_is_reported_as_a_grader_bug():
+    from dataclasses import replace
+    from specdec.grading import verdict
+    ex = exercise("ex03")
+    cases = list(ex.cases(0))
+    cases[0] = replace(cases[0], judge=lambda outcome: 1 / 0)  # a judge with a bug
+    outcomes = [{"results": [{"value": [0.0, 1.0, 0.0]}]}] + [{"worker_error": "Traceback ...\nKeyError: 'func'"}] * 2
+    outcomes += [{"failure": "timed out after 1 s"}] * (len(cases) - 3)
+    report = verdict.build(ex, 0, cases, outcomes)
+    first, second = report.cases[0].message, report.cases[1].message
+    assert first.startswith("GRADER BUG while judging this case (not your mistake") and "ZeroDivisionError" in first
+    assert second.startswith("GRADER BUG, not your mistake") and "KeyError: 'func'" in second
+    assert report.status == "error" and report.exit_code == 2
+
+
+def test_ex04_shows_inputs_as_a_learner_writes_them_and_rejects_nan_tokens():
+    public = [c for c in exercise("ex04").cases(0) if not c.hidden]
+    assert all(c.shown_input().endswith("rng=random.Random(0)") for c in public)
+
+    def nan_sampler(draft_tokens, draft_probs, target_probs, rng):
+        out = specdec.speculative_sample(draft_tokens, draft_probs, target_probs, rng)
+        return dict(out, bonus_token=float("nan")) if out["bonus_token"] is not None else out
+    report = check(nan_sampler, exercise="ex04", quiet=True)
+    stats = {c.name: c.message for c in report.cases if c.name in ("first token ~ p", "bonus ~ p_K")}
+    assert all("bonus_token is a float (nan): token ids must be ints" in m for m in stats.values()), stats

@@ -1,151 +1,319 @@
-"""The grader on hostile and broken submissions: never hangs, crashes or misreports.
+"""The grader against hostile submissions: every attack of tests/submissions/ex01/hostile_*.py, in one class.
 
-Most hostile fixtures (tests/submissions/hostile_*_k0.py) are a correct
-solution that misbehaves only when K == 0, so the honest score is known
-independently: 100 minus the points of the cases whose draft is empty
-(read from the cases' inputs, not from the grader's output).
-Time limits are short here (--timeout 2) to keep the file fast.
+One batch holds honest files next to every hostile one (and hostile file NAMES), graded once
+with a secret seed, short time limits and a per-submission cap; the tests then assert each
+verdict. Expected scores are computed from the cases' own inputs (which cases have K = 0,
+which must raise), never read from the grader's output. Honest files must get exactly the
+grade they get alone; after the grader returns, no process any submission started may live.
+Sandbox-only tests skip, with the reason, where bubblewrap cannot run. The whole file is marked slow.
 """
 
+import csv
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import uuid
 
 import pytest
 
-from specdec.grading import grade_file
-from specdec.grading.cases import exercise
+from specdec.grading import grade_file, session
+from specdec.grading.batch import grade_folder, write_csv
+from specdec.grading.registry import exercise
+from specdec.grading.sandbox import bwrap_problem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SUBS = os.path.join(ROOT, "tests", "submissions")
-TIMEOUT = 2.0
-CASES = exercise("ex01").cases
-K0 = [c.name for c in CASES if c.args[0] == []]               # the cases with an empty draft
-RAISES = [c.name for c in CASES if c.raises]
+SUBS = os.path.join(ROOT, "tests", "submissions", "ex01")
+SECRET = 86753091
+TOKEN = "specdec-test-" + uuid.uuid4().hex  # marks the processes the fork bomb and the grandchild start
+OPTIONS = {"timeout": 1.5, "max_seconds": 6.0, "mode": "bwrap", "seed": SECRET}
+CASES = exercise("ex01").cases(SECRET)
+POINTS = {c.name: c.points for c in CASES}
+K0 = {c.name for c in CASES if c.calls[0]["args"][0] == []}
+RAISES = {c.name for c in CASES if c.expected == "raises ValueError"}
+EVIL_NAMES = ("=HYPERLINK(1)_ex01.py", "bad\x1b[31mname\nscore: 100_ex01.py")
+
+# The longest grader tests (one class of ~40 files, several of which hang until their time limits): slow.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(bool(bwrap_problem()), reason=f"no sandbox here: {bwrap_problem()}")]
 
 
-def grade(name):
-    return grade_file(os.path.join(SUBS, name), "ex01", timeout=TIMEOUT)
+def alive_with(token):
+    """Pids of live processes whose command line holds `token`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if token.encode() in f.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def score_without(*names):
+    return 100 - sum(POINTS[n] for n in set().union(*names))
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("class")
+    for name in sorted(os.listdir(SUBS)):
+        if name.startswith(("hostile_", "broken_", "good_", "numpy_")) or name == "wrong_strict_less.py":
+            (folder / name).write_text(open(os.path.join(SUBS, name)).read().replace("MARKER", TOKEN))
+    for name in EVIL_NAMES:
+        shutil.copy(os.path.join(SUBS, "good_plain.py"), folder / name)
+    os.symlink(os.path.join(ROOT, "exercises", "ex01_verify", "solution.py"), folder / "ex01_link.py")
+    # A poisoned bytecode file next to an honest submission: a grader that trusted it would score 0.
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / f"good_plain.{sys.implementation.cache_tag}.pyc").write_bytes(b"poison")
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    os.environ["SPECDEC_GRADE_SEED"] = str(SECRET)  # in the grader's environment: it must not leak
+    try:
+        reports = grade_folder(str(folder), "ex01", jobs=4, progress=False, **OPTIONS)  # mostly waiting on time limits
+    finally:
+        del os.environ["SPECDEC_GRADE_SEED"]
+    alive = alive_with(TOKEN)
+    write_csv(reports, str(folder.parent / "grades.csv"))
+    after = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    return {"reports": {r.source: r for r in reports}, "alive": alive, "before": before, "after": after,
+            "csv": folder.parent / "grades.csv", "folder": folder}
 
 
 def failed(report):
     return {c.name: c.message for c in report.cases if not c.passed}
 
 
-def test_k0_cases_exist_and_are_hidden():
-    assert K0 == ["K = 0 with a bonus row", "K = 0, no rows"]
-    assert all(c.hidden for c in CASES if c.name in K0)
+# ---- honest files keep their grade; nothing outlives the grader; nothing outside changes ----------------
+def test_honest_files_keep_exactly_their_grades(batch):
+    reports = batch["reports"]
+    alone = grade_file(os.path.join(SUBS, "wrong_strict_less.py"), "ex01", **OPTIONS)
+    assert [(c.name, c.passed) for c in reports["wrong_strict_less.py"].cases] == [(c.name, c.passed) for c in alone.cases]
+    for name in ("good_plain.py",) + tuple(r for r in reports if "HYPERLINK" in r or "name?score" in r):
+        assert (reports[name].score, reports[name].bonus, reports[name].status) == (100, 10, "passed"), name
+
+
+def test_no_process_a_submission_started_outlives_the_grader(batch):
+    assert batch["alive"] == []  # the fork bomb's sleepers and the setsid grandchild died with their sandboxes
+
+
+def test_no_file_of_the_class_was_touched(batch):
+    assert batch["after"] == batch["before"]  # sources, the poisoned .pyc: unchanged, and nothing new
+
+
+def test_symbolic_link_is_refused(batch):
+    report = batch["reports"]["ex01_link.py"]
+    assert report.status == "error" and "symbolic link" in report.error and report.score == 0
+
+
+# ---- each attack gets the verdict it deserves ------------------------------------------------------------
+@pytest.mark.parametrize("name", ["hostile_setsid_grandchild.py", "hostile_write_siblings.py", "hostile_fork_bomb.py",
+                                  "hostile_fill_disk.py", "hostile_network.py", "hostile_warns.py",
+                                  "hostile_print_flood.py"])
+def test_misbehaviour_that_harms_nobody_costs_nothing(batch, name):
+    report = batch["reports"][name]  # each is correct, and checks that its attack failed (else it raises)
+    assert (report.score, report.bonus, report.status) == (100, 10, "passed"), failed(report)
 
 
 @pytest.mark.parametrize("name, reason", [
-    ("hostile_loop_k0.py", "timed out after 2 s"),                      # an infinite loop costs one case each
-    ("hostile_sys_exit_k0.py", "called sys.exit(3)"),                   # SystemExit is caught like any error
-    ("hostile_os_exit_k0.py", "the process exited with code 0"),        # the process dies; a fresh one goes on
-    ("hostile_memory_k0.py", "raised MemoryError"),                     # 40 GiB against the 2 GiB limit
-    ("hostile_channel_k0.py", "wrote to the grader's result channel"),  # fake result lines on every fd
+    ("hostile_loop_k0.py", "timed out after 1.5 s"),                 # an endless loop costs its case
+    ("hostile_sys_exit_k0.py", "called sys.exit(3)"),                 # SystemExit is caught like any error
+    ("hostile_os_exit_k0.py", "the worker exited (code 0)"),          # the worker dies; a fresh one goes on
+    ("hostile_memory_k0.py", "raised MemoryError"),                   # 40 GiB against the 2 GiB limit
+    ("hostile_channel_k0.py", "the sandbox sent bytes on the reply channel that are not a reply"),
+    ("hostile_signal_grader.py", "raised ProcessLookupError"),         # kill(-1): nobody else to signal
 ])
-def test_misbehaving_case_costs_only_that_case(name, reason):
-    report = grade(name)
-    points = {c.name: c.points for c in CASES}
-    assert report.error == ""
-    assert sorted(failed(report)) == sorted(K0)
-    assert all(reason in m for m in failed(report).values())
-    assert report.score == 100 - sum(points[n] for n in K0) == 94
-    assert report.plain_python is True and report.bonus == 10
+def test_misbehaving_case_costs_only_that_case(batch, name, reason):
+    report = batch["reports"][name]
+    assert set(failed(report)) == K0
+    assert all(reason in m for m in failed(report).values()), failed(report)
+    assert (report.score, report.bonus) == (score_without(K0), 10)
 
 
-def test_warnings_cost_nothing():
-    report = grade("hostile_warns.py")
-    assert (report.score, report.bonus, report.exit_code) == (100, 10, 0)
+def test_the_reference_and_the_gradebook_cannot_be_found(batch):
+    for name, message in (("hostile_find_reference.py", "raised RuntimeError: found: []"),
+                          ("hostile_numpy_renamed.py", "raised RuntimeError: no NumPy found (0 copies)")):
+        report = batch["reports"][name]
+        assert report.score == 0 and report.bonus == 0
+        assert all(message in m for n, m in failed(report).items() if n not in RAISES)
 
 
-def test_numpy_imported_lazily_under_another_name_loses_the_bonus():
-    report = grade("hostile_numpy_lazy_k0.py")  # the source never spells "import numpy"
-    assert (report.score, report.plain_python, report.bonus) == (100, False, 0)
+def test_secrets_do_not_leak_into_the_sandbox(batch):
+    report = batch["reports"]["hostile_read_secrets.py"]
+    leaked = " ".join(failed(report).values())
+    assert "leak: " in leaked
+    for secret in (str(SECRET), ROOT, str(batch["folder"]), "SPECDEC_GRADE_SEED"):
+        assert secret not in leaked
 
 
-def test_numpy_hidden_from_sys_modules_still_loses_the_bonus():
-    # The import hook is removed and numpy deleted from sys.modules; the parent still sees NumPy's
-    # compiled core in the child's memory map (/proc/PID/maps: extension modules are never unloaded).
-    report = grade("hostile_hide_numpy.py")
-    assert (report.score, report.plain_python, report.bonus) == (100, False, 0)
+def test_patching_the_worker_earns_only_what_forged_answers_earn(batch):
+    for name, error in (("hostile_patch_worker.py", "raised ValueError: forged"),
+                        ("hostile_numpy_subprocess.py", "raised JSONDecodeError")):
+        report = batch["reports"][name]
+        assert set(failed(report)) == {c.name for c in CASES} - RAISES  # only raising ValueError was right
+        assert all(error in m for m in failed(report).values())
+        assert report.score == score_without(set(POINTS) - RAISES)
 
 
-def test_always_equal_objects_earn_nothing():
-    for name in ("hostile_always_equal.py", "hostile_always_equal_values.py"):
-        report = grade(name)
-        assert report.score == 0 and report.error == ""
-        assert report.bonus == 0  # a score of 0 earns no bonus, plain Python or not
+def test_numpy_hidden_from_the_grader_still_costs_the_bonus(batch):
+    for name in ("hostile_hide_numpy.py", "hostile_numpy_lazy_k0.py", "numpy_correct.py"):
+        report = batch["reports"][name]
+        assert (report.score, report.plain_python, report.bonus) == (100, False, 0), name
+        assert "asked for NumPy" in report.bonus_note
 
 
-def test_wrong_types_earn_only_cases_without_tokens():
-    report = grade("hostile_wrong_types.py")
-    # Token ids as floats: only the cases that must raise, and the one whose answer has no token, pass.
-    assert sorted(n for n in (c.name for c in report.cases) if n not in failed(report)) == \
-        sorted(RAISES + ["K = 0, no rows"])
-    assert "accepted_tokens[0] is a float (2.0): token ids must be ints" in failed(report)["seed 1: all accepted, bonus"]
+def test_forged_frames_cost_their_cases_and_never_crash_the_grader(batch):
+    report = batch["reports"]["hostile_forge_frames.py"]
+    forged = {c.name for c in CASES if len(c.calls[0]["args"][2]) <= 1}  # where the file forges
+    assert set(failed(report)) == forged
+    assert all(m.startswith("the sandbox sent ") for m in failed(report).values())
 
 
-def test_mutating_the_inputs_fails_the_case():
-    report = grade("hostile_mutates.py")
-    # It changes draft_probs[0][0] once past validation: every case with a draft row fails.
-    assert sorted(failed(report)) == sorted(c.name for c in CASES if c.args[1] and not c.raises)
-    assert set(failed(report).values()) == {"mutated draft_probs"}
+def test_oversized_and_deeply_nested_results_are_refused(batch):
+    messages = failed(batch["reports"]["hostile_huge_reply.py"])
+    sizes = {len(c.calls[0]["args"][0]) for c in CASES if c.name in messages}
+    assert sizes == {0, 3, 4} and len(messages) == sum(len(c.calls[0]["args"][0]) in sizes for c in CASES)
+    text = " ".join(messages.values())
+    assert "a result too large to send back" in text and "(limit 33554432)" in text and "nested more than" in text
 
 
-def test_looping_on_every_call_stops_after_three_timeouts():
-    report = grade("hostile_loop_always.py")
-    messages = [c.message for c in report.cases]
-    assert messages[:3] == ["timed out after 2 s"] * 3
-    assert all(m == "not run: 3 cases already timed out" for m in messages[3:])
-    assert report.score == 0 and report.exit_code == 1
+def test_always_equal_objects_wrong_types_and_mutation_earn_nothing_extra(batch):
+    reports = batch["reports"]
+    assert reports["hostile_always_equal.py"].score == reports["hostile_always_equal_values.py"].score == 0
+    types = reports["hostile_wrong_types.py"]  # token ids as floats: only raising and "K = 0, no rows" pass
+    no_tokens = {c.name for c in CASES if c.calls[0]["args"][0] == [] and c.calls[0]["args"][2] == []}
+    assert set(POINTS) - set(failed(types)) == RAISES | no_tokens
+    mutated = failed(reports["hostile_mutates.py"])  # it changes draft_probs[0][0] once past validation
+    assert set(mutated) == {c.name for c in CASES if c.calls[0]["args"][1] and c.name not in RAISES}
+    assert {m.split(" (hint:")[0] for m in mutated.values()} == {"modified its input draft_probs (inputs must be left unchanged)"}
+
+
+def test_time_limits_bound_every_kind_of_hang(batch):
+    loops = [c.message for c in batch["reports"]["hostile_loop_always.py"].cases]
+    assert loops[:3] == ["timed out after 1.5 s"] * 3
+    assert all(m.startswith("not run: 3 cases already timed out") for m in loops[3:])
+    slow = batch["reports"]["hostile_slow_every_case.py"]  # 0.5 s per case, 24 cases: the 6 s cap stops it
+    assert any(c.passed for c in slow.cases)
+    assert slow.cases[-1].message.startswith("not run: the submission's total time (6 s) ran out")
 
 
 @pytest.mark.parametrize("name, needle", [
-    ("hostile_import_loop.py", "timed out after 5 s while loading"),
-    ("hostile_import_sys_exit.py", "called sys.exit(0) while loading"),
-    ("hostile_import_os_exit.py", "exited with code 0 while loading"),
-    ("hostile_import_specdec.py", "the grader blocks `import specdec`"),
-    ("hostile_unhook_specdec.py", "No module named 'specdec'"),         # removing the hook is not enough
+    ("hostile_import_loop.py", "did not finish loading in time"),
+    ("hostile_import_sys_exit.py", "SystemExit"),
+    ("hostile_import_os_exit.py", "exited (code 0) while loading"),
+    ("hostile_import_specdec.py", "without the course package"),
+    ("hostile_unhook_specdec.py", "No module named 'specdec'"),
     ("broken_raises_at_import.py", "RuntimeError: boom at import"),
 ])
-def test_dying_at_import_cannot_be_graded(name, needle):
-    report = grade(name)
+def test_dying_at_import_cannot_be_graded(batch, name, needle):
+    report = batch["reports"][name]
     assert needle in report.error
     assert (report.score, report.bonus, report.exit_code) == (0, 0, 2)
-    assert all(not c.passed for c in report.cases)
 
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "specdec.grade", *args], capture_output=True, cwd=ROOT,
-                          timeout=120)
+# ---- what reaches the instructor: table, JSON, CSV -------------------------------------------------------
+def test_learner_text_cannot_forge_a_score_or_a_formula(batch):
+    report = batch["reports"]["hostile_ansi_message.py"]
+    table, doc = report.table(), report.to_json()
+    assert "\x1b" not in table + doc and sum(line.startswith("score:") for line in table.splitlines()) == 1
+    assert table.splitlines()[-1] == report.score_line() and json.loads(doc)["score"] == report.score
+    rows = list(csv.reader(open(batch["csv"], newline="")))
+    assert len(rows) == len(batch["reports"]) + 1 and all(len(r) == len(rows[0]) for r in rows)
+    cells = [cell for row in rows for cell in row]
+    assert not any(cell[:1] in ("=", "+", "-", "@") for cell in cells)
+    assert "'=HYPERLINK(1)_ex01.py" in cells and "badname?score: 100_ex01.py" in cells
+    assert not any(ch in cell for cell in cells for ch in "\x1b\n\r")
 
 
-def test_megabytes_of_prints_never_reach_the_output():
-    result = run_cli(os.path.join(SUBS, "hostile_print_flood.py"), "--exercise", "ex01", "--json")
-    assert len(result.stdout) < 10_000 and len(result.stderr) < 10_000  # it printed ~20 MB
-    doc = json.loads(result.stdout)
-    assert (doc["score"], doc["bonus"], result.returncode) == (100, 10, 0)
+def test_cli_json_stays_one_document_whatever_the_submission_prints(tmp_path):
+    for name in ("hostile_fake_score.py", "hostile_setsid_grandchild.py", "hostile_ansi_message.py"):
+        path = tmp_path / name
+        path.write_text(open(os.path.join(SUBS, name)).read().replace("MARKER", TOKEN))
+        result = subprocess.run([sys.executable, "-m", "specdec.grade", str(path), "--exercise", "ex01", "--json"],
+                                capture_output=True, text=True, cwd=ROOT, timeout=120)
+        doc = json.loads(result.stdout)  # exactly one document, or this raises
+        assert doc["file"] == name and len(result.stderr) < 2000
+    assert alive_with(TOKEN) == []
 
 
-def test_a_fake_score_line_is_not_the_last_line():
-    result = run_cli(os.path.join(SUBS, "hostile_fake_score.py"), "--exercise", "ex01", "--timeout", "2")
-    lines = result.stdout.decode().strip().splitlines()
-    # It always answers {[], None, 0}: right only for "K = 0, no rows" (3 points); plain Python, score > 0.
-    assert lines[-1] == "score: 3/100 (+10 bonus)"
-    assert sum(l.startswith("score:") for l in lines) == 1
-    doc = json.loads(run_cli(os.path.join(SUBS, "hostile_fake_score.py"), "--exercise", "ex01", "--json").stdout)
-    assert doc["score"] == 3
+# ---- the sandbox itself ------------------------------------------------------------------------------------
+PROBE = '''
+import os, socket
+def look(what):
+    if what == "fs":
+        return sorted(os.listdir("/")), sorted(os.listdir(os.getcwd())), os.getuid() != 0, os.path.exists("/etc")
+    if what == "procs":
+        return sorted(p for p in os.listdir("/proc") if p.isdigit())
+    if what == "write":
+        out = []
+        for path in (os.path.join(os.getcwd(), "x"), "/usr/lib/x", "/x"):
+            try:
+                open(path, "w").close()
+                out.append(path)
+            except OSError:
+                pass
+        return out
+    if what == "net":
+        try:
+            socket.create_connection(("1.1.1.1", 53), timeout=2)
+            return "connected"
+        except OSError as exc:
+            return type(exc).__name__
+'''
 
 
-def test_a_hanging_submission_in_a_batch_costs_nobody_else(tmp_path):
-    for name in ("hostile_loop_always.py", "hostile_import_loop.py", "good_plain.py"):
-        (tmp_path / name).write_text(open(os.path.join(SUBS, name)).read())
-    out = tmp_path / "g.csv"
-    result = run_cli("--batch", str(tmp_path), "--exercise", "ex01", "--csv", str(out), "--timeout", "2")
-    assert result.returncode == 0
-    rows = {line.split(",")[0]: line.split(",")[1:6] for line in out.read_text().splitlines()[1:]}
-    assert rows["good_plain.py"] == ["100", "100", "10", "1", "passed"]
-    assert rows["hostile_loop_always.py"][:1] == ["0"] and rows["hostile_loop_always.py"][4] == "failed"
-    assert rows["hostile_import_loop.py"][4] == "error"
+def test_the_sandbox_shows_only_the_submission_and_the_interpreter(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text(PROBE)
+    requests = [{"id": i, "func": "look", "calls": [{"args": [w]}]} for i, w in enumerate(("fs", "procs", "write", "net"))]
+    run = session.run(str(path), "probe.py", ["look"], requests, "bwrap", timeout=10.0)
+    (root, work, unprivileged, etc), procs, writable, net = [o["results"][0]["value"] for o in run.outcomes]
+    assert work == ["probe.py"] and unprivileged and not etc
+    assert set(root) <= {"dev", "grader", "lib", "lib64", "proc", "root", "tmp", "usr", "work"}
+    assert len(procs) <= 3  # bwrap's init, the worker, and nothing of the grader's
+    assert writable == [] and net == "OSError"
+
+
+def test_without_bwrap_auto_warns_and_falls_back(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path))  # no bwrap on this PATH
+    cmd = [sys.executable, "-m", "specdec.grade", os.path.join(SUBS, "good_plain.py"), "--exercise", "ex01"]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert result.stderr.splitlines()[0].startswith("warning: grading WITHOUT a sandbox (bubblewrap (bwrap) is not installed)")
+    assert result.returncode == 0 and result.stdout.splitlines()[-1] == "score: 100/100 (+10 bonus)"
+    assert "not sandboxed" in result.stdout
+    strict = subprocess.run(cmd + ["--sandbox", "bwrap"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert strict.returncode == 2 and "--sandbox bwrap: bubblewrap (bwrap) is not installed" in strict.stderr
+
+
+def test_process_fallback_still_refuses_the_bonus_to_numpy():
+    report = grade_file(os.path.join(SUBS, "hostile_hide_numpy.py"), "ex01", timeout=5.0, mode="process")
+    assert (report.score, report.bonus, report.sandbox) == (100, 0, "process")
+
+
+def test_a_lookup_table_of_the_shipped_cases_earns_no_hidden_point_under_a_secret_seed(tmp_path):
+    shipped = exercise("ex01").cases(0)
+    key = lambda args: hashlib.sha256(json.dumps(args).encode()).hexdigest()
+    table = {key(c.calls[0]["args"]): c.expected for c in shipped}
+    path = tmp_path / "ex01_table.py"
+    path.write_text("import hashlib, json\nTABLE = " + repr(table) + "\n"
+                    "def verify_speculative_tokens(*args):\n"
+                    "    answer = TABLE[hashlib.sha256(json.dumps(list(args)).encode()).hexdigest()]\n"
+                    "    if answer == 'raises ValueError':\n        raise ValueError('from the table')\n"
+                    "    return eval(answer)\n")
+    assert grade_file(str(path), timeout=5.0, seed=0).score == 100
+    secret = grade_file(str(path), timeout=5.0, seed=SECRET)
+    same_inputs = {c.name for c, s in zip(shipped, CASES) if c.calls == s.calls}
+    assert {c.name for c in secret.cases if c.passed and c.hidden} == {n for n in same_inputs if n not in
+                                                                      {c.name for c in CASES if not c.hidden}}
+    assert same_inputs - {c.name for c in CASES if not c.hidden} == {"K = 0, no rows"}  # the only fixed hidden input
+
+
+def test_an_int_of_401_digits_is_a_failed_case_not_a_crash():
+    for name in ("ex02", "ex05"):
+        report = grade_file(os.path.join(ROOT, "tests", "submissions", name, "hostile_huge_int.py"), name,
+                            timeout=5.0, mode="bwrap")
+        assert (report.error, report.score, report.exit_code) == ("", 0, 1)  # it never raises, so every case fails
+        values = {c.name for c in exercise(name).cases(0) if not c.expected.startswith("raises")}
+        assert all("an int with 401 digits" in c.message for c in report.cases if c.name in values)

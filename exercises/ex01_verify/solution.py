@@ -1,4 +1,4 @@
-"""Exercise 1: verify a speculative draft (the graded seed problem).
+"""Exercise 1: verify a speculative draft (the graded problem).
 
 A draft model proposed K tokens; the target model scored the same positions. Walk the draft left to
 right with target row p = target_probs[i] and draft row q = draft_probs[i]: accept x = draft_tokens[i]

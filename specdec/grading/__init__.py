@@ -1,14 +1,25 @@
-"""The grader: hidden cases, points, per-case feedback, isolation with time limits.
+"""The grader: hidden cases, points, a diagnosis, and a sandbox for untrusted submissions.
 
     python -m specdec.grade exercises/ex01_verify/ex01_verify.py     # one file (or .ipynb)
-    python -m specdec.grade --batch DIR --exercise ex01 --csv out.csv  # a folder
+    python -m specdec.grade --batch DIR --csv out.csv --seed 1234      # a folder, fresh hidden cases
     check(verify_speculative_tokens)                                  # in a notebook
 
-Modules: cases (the Case/Exercise types), ex01, ex02_03, ex04, ex05 (the cases),
-judge (strict comparisons), child (runs inside the sandboxed process),
-runner (the process and its time limits), report (table and JSON),
-submission (one file), batch (a folder), check (in a notebook),
-stubs (student stubs and notebooks generated from the solutions).
+The trust boundary, from the untrusted side in:
+    worker      the only grader code inside the sandbox: load, call, send plain data back
+    sandbox     how it runs: bubblewrap namespaces, rlimits, a fallback, kill the whole sandbox
+    mounts      what a sandbox contains: the interpreter, shared libraries, the worker, one submission
+    protocol    the plain data that crosses the boundary, validated in the parent
+    session     one submission's cases, with a time limit per case and per submission
+and, trusted, in the parent:
+    cases       Case / Kind / Exercise; hidden cases generated from a seed
+    ex01 .. ex05, registry    one module of cases (and known mistakes) per exercise, imported explicitly
+    judge, stats              comparisons and statistics
+    diagnose    one most likely cause per submission, from which cases failed
+    verdict, report           judged outcomes -> a Report: text, JSON, HTML (and CSV in batch)
+    submission, batch, check  one file, a folder, a function in a notebook
+    notebook    a notebook submission as the script its kernel would run
+    inprocess   check() and the catalogue of mistakes, run in this process
+    release     the exercises as learners get them
 Importing this package imports no NumPy.
 """
 

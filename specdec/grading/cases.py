@@ -1,100 +1,134 @@
-"""Cases and exercises: what the grader runs, worth how many points, judged how.
+"""Cases, kinds of hidden case, and exercises: what the grader runs, worth how many points.
 
-A `Case` holds only *inputs* (plain JSON: lists, floats, ints) plus, kept in
-the grading process, the reference that computes the expected value and the
-judge that compares. Public cases are the examples a learner can see (shown
-with input, expected and got when they fail); hidden cases show a hint only.
+A `Case` is plain data sent to the sandbox (its calls' arguments) plus, kept in
+the parent, the judge that decides it. Public cases are fixed (the statement's
+examples; a failure shows input, expected and got). Hidden cases are made by
+a `Kind` from a seed: the shipped ones from seed 0, an instructor's from a
+secret `--seed`, so a table of the shipped answers earns nothing there.
 
+A kind may name the known mistakes (the `MISTAKES` of its exercise module) that
+must fail it, and only those: `generate` draws candidates until the catalogue
+agrees, so every mistake keeps a distinctive set of failed cases, whatever
+the seed (that is what makes the diagnosis in `diagnose.py` work).
+
+    >>> from .registry import exercise
     >>> ex = exercise("ex01")
-    >>> ex.functions, ex.max_score, ex.bonus
-    (('verify_speculative_tokens',), 100, 10)
+    >>> [c.name for c in ex.cases(0)][:3]
+    ['example 1: all accepted, bonus', 'example 2: both accepted, no row K', 'example 3: length mismatch']
 """
 
-import importlib
 import random
+import threading
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 @dataclass(frozen=True)
 class Case:
     name: str
     points: int
-    func: str                      # which of the exercise's functions it calls
-    args: tuple = ()               # positional inputs, plain JSON ({"$rng": seed} makes a random.Random)
-    arg_names: tuple = ()
+    func: str
+    arg_names: tuple
+    calls: tuple                   # ({"args": [...], "globals": seed?}, ...) plain JSON only
+    judge: Callable                # judge(results) -> (passed, message); runs in the parent
     hidden: bool = True
-    raises: str = ""               # "ValueError": the call must raise it
-    reference: object = None       # callable(*args) -> expected value, run in the grading process only
-    judge: object = None           # callable(expected, got) -> (passed, message)
     hint: str = ""                 # shown when a hidden case fails; never the expected value
-    driver: str = "call"           # or a statistical driver in child.DRIVERS
-    params: dict = field(default_factory=dict)
+    expected: str = ""             # shown when a public case fails
+    echo_args: bool = True         # ask the worker to send the arguments back (were they modified?)
 
-    def expected(self):
-        """The reference's answer (None for a case that must raise)."""
-        if self.raises:
-            return None
-        if self.driver != "call":
-            return self.reference(self.params)
-        return self.reference(*self.args)
+    def request(self, request_id):
+        """What the sandbox receives for this case: inputs only, never the expected value."""
+        return {"id": request_id, "func": self.func, "calls": [dict(c) for c in self.calls],
+                "echo_args": self.echo_args}
 
-    def to_job(self, index):
-        """The inputs only, as sent to the child process."""
-        return {"index": index, "name": self.name, "func": self.func, "driver": self.driver,
-                "args": list(self.args), "arg_names": list(self.arg_names), "params": self.params}
-
-    def describe_input(self, limit=400):
-        """`name=value, ...` for a failed public case, cut at `limit` characters."""
-        if self.driver != "call":
-            text = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        else:
-            text = ", ".join(f"{n}={a!r}" for n, a in zip(self.arg_names, self.args))
+    def shown_input(self, limit=400):
+        """The first call's arguments as a learner would type them, cut at `limit` characters."""
+        args = self.calls[0]["args"] if self.calls else []
+        text = ", ".join(f"{n}={python_text(a)}" for n, a in zip(self.arg_names, args))
+        if len(self.calls) > 1:
+            text += f"  (and {len(self.calls) - 1} more calls)"
         return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def python_text(value):
+    """Plain JSON input as Python source: {"$rng": 0} -> random.Random(0), {"$tuple": [1]} -> (1,)."""
+    if type(value) is dict and list(value) == ["$rng"]:
+        return f"random.Random({value['$rng']})"
+    if type(value) is dict and list(value) == ["$tuple"]:
+        return repr(tuple(value["$tuple"]))
+    return repr(value)
+
+
 @dataclass(frozen=True)
+class Kind:
+    name: str
+    points: int
+    hint: str
+    make: Callable                 # make(rng, kind) -> Case
+    fails: frozenset = None        # the known mistakes that must fail it (exactly); None: unconstrained
+
+
+@dataclass(frozen=True)
+class Mistake:
+    name: str                      # short id, e.g. "no_stop"
+    cause: str                     # what the report says, e.g. "verification does not stop at the first rejection"
+    functions: dict                # function name -> a trusted wrong implementation
+
+
+@dataclass
 class Exercise:
     name: str                      # "ex01"
     title: str
     functions: tuple
-    cases: tuple
+    public: tuple                  # fixed Cases
+    kinds: tuple                   # Kinds of hidden case
+    mistakes: tuple = ()           # Mistakes, for the diagnosis
     bonus: int = 0                 # points for a plain-Python submission (ex01 only)
+    _cache: dict = field(default_factory=dict, repr=False)
+    _lock: object = field(default_factory=threading.Lock, repr=False)
 
     @property
     def max_score(self):
-        return sum(c.points for c in self.cases)
+        return sum(c.points for c in self.public) + sum(k.points for k in self.kinds)
+
+    def cases(self, seed=0):
+        """Public cases, then one hidden case per kind generated from `seed` (0: the shipped ones)."""
+        with self._lock:
+            if seed not in self._cache:
+                self._cache[seed] = self.public + tuple(generate(self, k, seed) for k in self.kinds)
+            return self._cache[seed]
 
 
-def random_rows(seed, vocab, count=2):
-    """`count` random distributions over `vocab` tokens from one fixed seed (every entry > 0)."""
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(count):
-        weights = [rng.random() + 1e-3 for _ in range(vocab)]
-        total = sum(weights)
-        rows.append([w / total for w in weights])
-    return rows
+def failing_mistakes(exercise, case):
+    """Names of the catalogued mistakes that fail `case` (each run in this process, judged as a submission)."""
+    from .inprocess import run_case
+    return frozenset(m.name for m in exercise.mistakes if not case.judge(run_case(m.functions, case, echo=False))[0])
 
 
-# Each exercise's cases live in their own module, imported on first use.
-MODULES = {"ex01": "ex01", "ex02": "ex02_03", "ex03": "ex02_03", "ex04": "ex04", "ex05": "ex05"}
+def generate(exercise, kind, seed, attempts=2000):
+    """The hidden case of `kind` for `seed`: the first candidate that the right mistakes, and only they, fail."""
+    rng = random.Random(f"{exercise.name}/{kind.name}/{seed}")
+    for _ in range(attempts):
+        case = kind.make(rng, kind)
+        if kind.fails is None or failing_mistakes(exercise, case) == kind.fails:
+            return case
+    raise RuntimeError(f"grader bug: no case of kind {kind.name!r} for seed {seed} in {attempts} draws")
 
 
-def exercise(name):
-    """The Exercise called `name` ("ex01" ... "ex05"), or ValueError listing the known ones."""
-    if name not in MODULES:
-        raise ValueError(f"unknown exercise {name!r}: expected one of {', '.join(sorted(MODULES))}")
-    module = importlib.import_module(f"specdec.grading.{MODULES[name]}")
-    return module.EXERCISES[name]
+def dyadic_row(rng, vocab, total=32, positive=(), denominator=32):
+    """`vocab` entries k/denominator with the k summing to `total` (exact in binary floating point).
+
+    With the defaults, a distribution summing to exactly 1. Entries listed in
+    `positive` get at least 1/denominator.
+    """
+    weights = [1 if j in positive else 0 for j in range(vocab)]
+    for _ in range(total - sum(weights)):
+        weights[rng.randrange(vocab)] += 1
+    return [w / denominator for w in weights]
 
 
-def exercise_for(function_name):
-    """The exercise whose functions include `function_name`, or None."""
-    for name in sorted(MODULES):
-        try:
-            ex = exercise(name)
-        except (ImportError, KeyError):
-            continue
-        if function_name in ex.functions:
-            return ex
-    return None
+def smooth_row(rng, vocab):
+    """A random distribution with every entry > 0 (real-valued, as a model's softmax would give)."""
+    weights = [rng.random() ** 2 + 1e-3 for _ in range(vocab)]
+    total = sum(weights)
+    return [w / total for w in weights]

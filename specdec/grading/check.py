@@ -1,39 +1,42 @@
 """check(): grade a function in place, in the learner's own notebook or session.
 
 Runs the same cases as `python -m specdec.grade`, in this process (it is the
-learner's own code: no isolation, no time limit), prints the table and
-returns the Report. The plain-Python bonus is left to the command-line
-grader, which can tell whether NumPy gets imported in a fresh process.
+learner's own code: no sandbox, no time limit; Ctrl-C interrupts it) and
+returns the Report, which Jupyter shows as a table (`Report._repr_html_`).
+Outside Jupyter it also prints the text table. The plain-Python bonus is
+left to the command-line grader, which runs the file in a sandbox without NumPy.
 
     >>> from specdec import softmax
     >>> check(softmax, exercise="ex02", quiet=True).status
     'passed'
 """
 
-import copy
+import sys
 
-from .cases import exercise as get_exercise, exercise_for
-from .child import run_case
-from .report import build_report
+from . import inprocess, verdict
+from .registry import exercise as get_exercise, exercise_for
 
 
-def check(*functions, exercise=None, quiet=False):
-    """Grade `functions` (defined anywhere, a notebook cell included) on `exercise`.
+def _in_jupyter():
+    shell = sys.modules.get("IPython")
+    return shell is not None and getattr(shell, "get_ipython", lambda: None)() is not None
+
+
+def check(*functions, exercise=None, quiet=None, seed=0):
+    """Grade `functions` (defined anywhere, a notebook cell included) on `exercise`; return the Report.
 
     With one function and one expected name, the function's own name does not
     matter; with several (ex05), they are matched by name, and any not passed
-    are taken from the namespace the first one was defined in. `exercise` defaults
-    to the one whose function has the same name as the first argument.
+    are taken from the namespace the first one was defined in. `exercise`
+    defaults to the one whose function has the first argument's name.
+    `quiet=None` prints the table except in Jupyter, where the returned Report
+    displays itself.
     """
     if not functions:
         raise TypeError("check() needs the function to grade, e.g. check(verify_speculative_tokens)")
-    if exercise is None:
-        found = exercise_for(getattr(functions[0], "__name__", ""))
-        if found is None:
-            raise ValueError("cannot tell which exercise this is: pass exercise='ex01' (or ex02 ... ex05)")
-        ex = found
-    else:
-        ex = get_exercise(exercise)
+    ex = get_exercise(exercise) if exercise else exercise_for(getattr(functions[0], "__name__", ""))
+    if ex is None:
+        raise ValueError("cannot tell which exercise this is: pass exercise='ex01' (or ex02 ... ex05)")
     if len(functions) == 1 and len(ex.functions) == 1:
         table = {ex.functions[0]: functions[0]}
     else:
@@ -44,12 +47,12 @@ def check(*functions, exercise=None, quiet=False):
         missing = [n for n in ex.functions if n not in table]
         if missing:
             raise ValueError(f"{ex.name} needs {', '.join(ex.functions)}; missing {', '.join(missing)}")
-    messages = []
-    for index, case in enumerate(ex.cases):
-        job = copy.deepcopy(case.to_job(index))  # the learner's function may mutate its inputs
-        job["in_process"] = True                  # let Ctrl-C interrupt a loop
-        messages.append(run_case(table, job))
-    report = build_report(ex, messages, plain_python=None, source="")
-    if not quiet:
+    cases = ex.cases(seed)
+    outcomes = [inprocess.run_case(table, case, learner=True) for case in cases]
+    report = verdict.build(ex, seed, cases, outcomes, sandbox="in-process")
+    if ex.bonus:
+        report.bonus_note = (f"plain-Python bonus (+{ex.bonus}): decided by `python -m specdec.grade`, which runs "
+                             "your file in a sandbox without NumPy")
+    if quiet is False or (quiet is None and not _in_jupyter()):
         print(report.table())
     return report

@@ -1,139 +1,244 @@
-"""Cases for exercise 4: the lossless sampler, graded exactly and statistically (100 points).
+"""Exercise 4's cases: `speculative_sample`, the lossless sampler, graded exactly and statistically (100 points).
 
-Exact (structural) cases: keys and types, outcomes no random number can change,
-the same seed giving the same result, ValueError on bad lengths. Statistical
-cases: with fixed seeds the grader draws x ~ q itself, calls the sampler
-N = 4000 times (`child._sample`) and compares with exact values. Tolerance:
-every token's count within Z_MAX = 4.5 standard errors of its exact expectation
-n t(1 - t) (a correct sampler fails a bin with probability < 7e-6, so < 1e-4 for
-a whole case, however it draws its random numbers; the argmax rule or
-resampling from p is off by 10 or more standard errors), a token with exact
-probability 0 never emitted, and the mean accepted count within 0.08 (five
-standard errors of about 0.016).
+Exact cases (71 points): outcomes no random number can change, the same seed
+giving the same result, the shape of a random output, ValueError on bad
+inputs. "Same seed, same result" calls the sampler in pairs with equal
+`random.Random(seed)` but a differently seeded module-level `random` (and
+NumPy's legacy global generator): a sampler that draws from anything but
+its `rng` argument gives two answers. Statistical cases (29 points, see
+`stats.py`): the parent draws each x ~ q itself, sends N = 2000 calls, each
+with its own seeded `random.Random`, and counts what comes back. Every seed
+comes from the case, so the same file always gets the same score.
 
-    >>> sum(c.points for c in EXERCISES["ex04"].cases)
-    100
+    >>> EXERCISE.max_score, sum(c.points for c in EXERCISE.public)
+    (100, 30)
 """
 
-import math
 import random
 
+from ..residual import argmax, residual_distribution
 from ..sampling import speculative_sample
-from ..theory import acceptance_rate, exact_output_distribution
-from .cases import Case, Exercise, random_rows as _rows
-from .judge import check_verify_shape, describe, judge_same_twice, judge_verify
+from ..theory import acceptance_rate
+from . import stats
+from .cases import Case, Exercise, Kind, Mistake, dyadic_row, smooth_row
+from .judge import raised_text, raises_judge, value_judge, verify_judge, verify_shape
+
+FUNC, NAMES, N = "speculative_sample", ("draft_tokens", "draft_probs", "target_probs", "rng"), 2000
 
 
-# ---- ex04: speculative_sample(draft_tokens, draft_probs, target_probs, rng) ---------------------
-SAMPLE_NAMES = ("draft_tokens", "draft_probs", "target_probs", "rng")
+def exact(name, points, tokens, q, p, hidden=True, hint=""):
+    """An outcome no random number can change (the reference's, with any seed), or ValueError."""
+    calls = ({"args": [tokens, q, p, {"$rng": 0}]},)
+    try:
+        expected = speculative_sample(tokens, q, p, random.Random(0))
+    except ValueError:
+        return Case(name, points, FUNC, NAMES, calls, raises_judge("ValueError"), hidden, hint, "raises ValueError")
+    return Case(name, points, FUNC, NAMES, calls, verify_judge(expected, calls, NAMES), hidden, hint, repr(expected))
 
 
-def _exact(name, points, tokens, q, p, hidden=True, hint="", raises=""):
-    ref = (lambda t, qq, pp, r: speculative_sample(t, qq, pp, random.Random(r["$rng"])))
-    return Case(name, points, "speculative_sample", (tokens, q, p, {"$rng": 0}), SAMPLE_NAMES, hidden,
-                raises, ref, judge_verify, hint)
+# ---- the catalogue of known mistakes (trusted, parent only) ------------------------------------------
+def _draw(row, u):
+    """Index j with P(j) = row[j] / sum(row), by walking the running sum past u * sum(row)."""
+    cut, total = u * sum(row), 0.0
+    for j, w in enumerate(row):
+        total += w
+        if w > 0 and cut < total:
+            return j
+    return max(j for j, w in enumerate(row) if w > 0)
 
 
-def _prefix_judge(tokens):
-    def judge(expected, got):
-        problem = check_verify_shape(got)
-        if problem:
-            return False, problem
-        if got["accepted_tokens"] != tokens[:len(got["accepted_tokens"])]:
-            return False, "accepted_tokens is not a prefix of draft_tokens"
-        if got["bonus_token"] is None and len(got["accepted_tokens"]) < len(tokens):
-            return False, "a rejection must come with a replacement token in bonus_token"
-        return True, ""
-    return judge
+def wrong_sample(tokens, q, p, rng, correction="residual", bonus="sample", source="rng", stop=True,
+                 bonus_row="K", accept="ratio"):
+    """The sampler with one switch per known mistake (the defaults are right).
+
+    It runs only on the grader's own cases, whose rows are valid: it checks just what the invalid kinds break.
+    """
+    if len(q) != len(tokens) or len(p) < len(tokens) or any(q[i][x] == 0 for i, x in enumerate(tokens)):
+        raise ValueError("invalid draft")
+    uniform = random.random if source == "module" else rng.random
+    accepted, fix = [], None
+    for i, x in enumerate(tokens):
+        if uniform() < (p[i][x] if accept == "p" else min(1.0, p[i][x] / q[i][x])):
+            accepted.append(x)
+        elif fix is None:
+            row = p[i] if correction == "p" else residual_distribution(p[i], q[i])
+            fix = argmax(row) if correction == "argmax" else _draw(row, uniform())
+            if stop:
+                break
+    if fix is None:
+        rows = p[len(tokens):len(tokens) + 1] or (p[-1:] if bonus_row == "last" else [])
+        fix = (argmax(rows[0]) if bonus == "argmax" else _draw(rows[0], uniform())) if rows else None
+    return {"accepted_tokens": accepted, "bonus_token": fix, "acceptance_count": len(accepted)}
 
 
-Z_MAX = 4.5
+def _mistake(name, cause, **switch):
+    return Mistake(name, cause, {FUNC: lambda t, q, p, rng: wrong_sample(t, q, p, rng, **switch)})
 
 
-def _bin_problem(counts, target):
-    """The first token whose count is off its exact expectation by more than Z_MAX standard errors."""
-    n = sum(counts)
-    tv = 0.5 * sum(abs(c / n - t) for c, t in zip(counts, target))
-    for token, (c, t) in enumerate(zip(counts, target)):
-        if t == 0.0 and c > 0:
-            return f"token {token} has probability 0 but was emitted {c} times (total variation {tv:.3f})"
-        sd = math.sqrt(n * t * (1.0 - t))
-        if sd > 0.0 and abs(c - n * t) > Z_MAX * sd:
-            return (f"token {token} was emitted {c} times in {n}, expected {n * t:.0f} +- {sd:.0f} "
-                    f"(|z| = {abs(c - n * t) / sd:.1f} > {Z_MAX}; total variation {tv:.3f})")
-    return ""
-
-
-def _stat_judge(expected, got):
-    """Frequencies against the exact distributions, bin by bin within Z_MAX; mean accepted within 0.08."""
-    if type(got) is not dict or any(type(got.get(k)) is not list for k in ("first", "bonus")):
-        return False, f"the sampler's results could not be counted ({describe(got)})"
-    for key in ("first", "bonus"):
-        counts, target = got[key], expected[key]
-        if target is None or sum(counts) == 0:
-            continue
-        if len(counts) != len(target):
-            return False, f"the sampler emitted tokens outside the vocabulary of {len(target)}"
-        problem = _bin_problem(counts, target)
-        if problem:
-            which = "first emitted token" if key == "first" else "bonus token"
-            return False, f"the {which} is off the target distribution: {problem}"
-    mean = got["accepted_total"] / expected["n"]
-    if abs(mean - expected["mean_accepted"]) > 0.08:
-        return False, f"mean accepted drafts {mean:.3f} is off the exact value by more than 0.08"
-    return True, ""
-
-
-def _stat_reference(params):
-    """Exact answers: first token ~ p_0 (by enumeration), bonus ~ p_K, E[accepted] = beta + ... + beta^K."""
-    q, p, k = params["q"], params["p"], params["k"]
-    betas = [acceptance_rate(p[i], q[i]) for i in range(k)]
-    mean, run = 0.0, 1.0
-    for b in betas:
-        run *= b
-        mean += run
-    return {"first": exact_output_distribution(p[0], q[0]), "bonus": p[k] if len(p) > k else None,
-            "mean_accepted": mean, "n": params["n"]}
-
-
-def _stat(name, points, q, p, k, seed, hint):
-    params = {"q": q, "p": p, "k": k, "n": 4000, "seed": seed, "draft_seed": seed + 1}
-    return Case(name, points, "speculative_sample", hidden=True, reference=_stat_reference, judge=_stat_judge,
-                hint=hint, driver="sample", params=params)
-
-
-_q4, _p4 = [0.5, 0.2, 0.2, 0.1], [0.1, 0.6, 0.3, 0.0]
-_rand = _rows(41, 5, 5)
-EX04 = (
-    _exact("p == q, one-hot bonus", 10, [0], [[0.5, 0.5]], [[0.5, 0.5], [0.0, 1.0]], hidden=False),
-    _exact("p(x) = 0 always rejects", 10, [0], [[1.0, 0.0]], [[0.0, 1.0]], hidden=False),
-    _exact("K = 0: bonus from row 0", 10, [], [], [[0.0, 0.0, 1.0]], hidden=False),
-    _exact("p == q, K = 3, one-hot bonus", 5, [1, 0, 2], [[0.2, 0.5, 0.3]] * 3,
-           [[0.2, 0.5, 0.3]] * 3 + [[0.0, 0.0, 1.0]], hint="ratio 1 is always accepted"),
-    _exact("K = 0, no rows", 4, [], [], [], hint="an empty draft and no target rows"),
-    _exact("all accepted, no row K", 4, [0, 1], [[0.5, 0.5]] * 2, [[0.5, 0.5]] * 2,
-           hint="no bonus token unless target_probs has a row K"),
-    _exact("stop at a certain rejection", 6, [1, 0, 1], [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]],
-           [[0.5, 0.5], [0.0, 1.0], [0.5, 0.5], [0.5, 0.5]], hint="p(x) = 0 at step 1: reject there and stop"),
-    Case("same seed, same result", 6, "speculative_sample", hidden=True, reference=lambda params: None,
-         judge=judge_same_twice, hint="draw every uniform from the rng argument", driver="same_seed_twice",
-         params={"args": [[2, 0, 1], _rand[:3], _rand[1:5]], "seed": 5}),
-    Case("shape on a random draft", 5, "speculative_sample", ([2, 0, 1], _rand[:3], _rand[1:5], {"$rng": 3}),
-         SAMPLE_NAMES, True, "", lambda *a: None, _prefix_judge([2, 0, 1]),
-         "accepted_tokens is a prefix of the draft; a rejection brings a replacement"),
-    _exact("len(draft_probs) != K raises", 4, [0, 1], [[0.5, 0.5]], [[0.5, 0.5]] * 3, raises="ValueError",
-           hint="one draft row per drafted token"),
-    _exact("len(target_probs) < K raises", 4, [0, 1], [[0.5, 0.5]] * 2, [[0.5, 0.5]], raises="ValueError",
-           hint="the target must score every drafted position"),
-    _exact("q(x) = 0 raises", 3, [1], [[1.0, 0.0]], [[0.5, 0.5]], raises="ValueError",
-           hint="the draft cannot have proposed a token it gives probability 0"),
-    _stat("first token ~ p", 12, [_q4], [_p4, [0.25] * 4], 1, 11,
-          "the first emitted token must be distributed as p: sample the correction from the residual"),
-    _stat("mean accepted drafts", 9, [[0.6, 0.3, 0.1]] * 3, [[0.3, 0.3, 0.4]] * 3, 3, 21,
-          "accept x with probability min(1, p(x)/q(x)) at every step"),
-    _stat("bonus ~ p_K", 8, [[0.3, 0.3, 0.4]], [[0.3, 0.3, 0.4], [0.2, 0.3, 0.5]], 1, 31,
-          "after a full acceptance, sample the bonus from row K"),
+MISTAKES = (
+    _mistake("resample_from_p", "the correction is drawn from p; draw it from the residual normalize(max(0, p - q))",
+             correction="p"),
+    _mistake("argmax_not_sampled", "the correction and the bonus are argmaxes (exercise 1's rule); sample them",
+             correction="argmax", bonus="argmax"),
+    _mistake("module_random", "the uniforms come from the module-level random (or another generator), not from "
+             "the rng argument", source="module"),
+    _mistake("no_stop", "sampling goes on after the first rejection; it must stop there", stop=False),
+    _mistake("bonus_without_row_k", "a bonus token without row K of target_probs; with only K rows it is None",
+             bonus_row="last"),
+    _mistake("accept_with_p", "a draft is accepted with probability p(x); it is min(1, p(x)/q(x))", accept="p"),
 )
 
 
-EXERCISES = {"ex04": Exercise("ex04", "speculative_sample", ("speculative_sample",), EX04)}
+# ---- kinds of hidden case ----------------------------------------------------------------------------
+def _kind(name, points, hint, make, fails=()):
+    return Kind(name, points, hint, make, None if fails is None else frozenset(fails))
+
+
+def _one_hot(vocab, x):
+    return [1.0 if j == x else 0.0 for j in range(vocab)]
+
+
+def _same_rows(rng, kind):
+    row = smooth_row(rng, 3)
+    tokens = [rng.choices(range(3), weights=row)[0] for _ in range(3)]
+    return exact(kind.name, kind.points, tokens, [row] * 3, [row] * 3 + [_one_hot(3, rng.randrange(3))], hint=kind.hint)
+
+
+def _certain_stop(rng, kind):
+    """Step 0 and step 2 are certain acceptances, step 1 a certain rejection with a certain correction."""
+    x0, x2, a = rng.randrange(2), rng.randrange(2), rng.randint(4, 28) / 32
+    q = [_one_hot(2, x0), [a, 1 - a], _one_hot(2, x2)]
+    p = [_one_hot(2, x0), [0.0, 1.0], _one_hot(2, x2)] + [_one_hot(2, rng.randrange(2))] * rng.randint(0, 1)
+    return exact(kind.name, kind.points, [x0, 0, x2], q, p, hint=kind.hint)
+
+
+def _no_row_k(rng, kind):
+    k = rng.randint(1, 3)
+    tokens = [rng.randrange(3) for _ in range(k)]
+    rows = [_one_hot(3, x) for x in tokens]
+    return exact(kind.name, kind.points, tokens, rows, rows, hint=kind.hint)
+
+
+def _same_seed(rng, kind):
+    """Pairs of calls with equal rng seeds and different module-level seeds; ratios below 1, so u matters."""
+    q, p = [smooth_row(rng, 4) for _ in range(3)], [smooth_row(rng, 4) for _ in range(4)]
+    tokens = [min(range(4), key=lambda j: p[i][j] / q[i][j]) for i in range(3)]  # the smallest ratio each step
+    seeds = [rng.randrange(2 ** 31) for _ in range(8)]
+    calls = tuple({"args": [tokens, q, p, {"$rng": s}], "globals": rng.randrange(2 ** 31)} for s in seeds for _ in "ab")
+
+    def judge(outcome):
+        if "results" not in outcome:
+            return False, outcome.get("failure") or "GRADER BUG, not your mistake: " + outcome["worker_error"]
+        for i, result in enumerate(outcome["results"]):
+            if "value" not in result:
+                return False, f"call {i + 1}: " + raised_text(result.get("raised") or result["unconvertible"])
+            problem = verify_shape(result["value"])
+            if problem:
+                return False, f"call {i + 1}: {problem}"
+        values = [r["value"] for r in outcome["results"]]
+        if any(values[i] != values[i + 1] for i in range(0, len(values), 2)):
+            return False, "two calls with random.Random(seed) of the same seed gave different results"
+        return True, ""
+    return Case(kind.name, kind.points, FUNC, NAMES, calls, judge, True, kind.hint, echo_args=False)
+
+
+def _shape(rng, kind):
+    q, p = [smooth_row(rng, 5) for _ in range(3)], [smooth_row(rng, 5) for _ in range(4)]
+    tokens = [rng.choices(range(5), weights=row)[0] for row in q]
+    calls = ({"args": [tokens, q, p, {"$rng": rng.randrange(2 ** 31)}]},)
+
+    def check(value):
+        problem = stats.outputs({"results": [{"value": value}]}, calls, 5)[1]
+        return not problem, problem.replace("call 1 of 1: ", "")
+    return Case(kind.name, kind.points, FUNC, NAMES, calls, value_judge(check, calls, NAMES), True, kind.hint)
+
+
+def _batch(rng, k, q, p):
+    """N calls: x_i ~ q_i drawn here, each call with its own rng seed; the module-level seed on the first."""
+    draw = random.Random(rng.randrange(2 ** 31))
+    seeds = rng.randrange(2 ** 31)
+    calls = [{"args": [[draw.choices(range(len(r)), weights=r)[0] for r in q[:k]], q[:k], p, {"$rng": seeds + n}]}
+             for n in range(N)]
+    calls[0]["globals"] = seeds
+    return tuple(calls)
+
+
+def _first_token(rng, kind):
+    """K = 1 with rows where both the argmax correction and resampling from p are >= 9 standard errors off."""
+    while True:
+        q, p = dyadic_row(rng, 4), dyadic_row(rng, 4)
+        beta, r = acceptance_rate(p, q), residual_distribution(p, q)
+        base = [min(a, b) for a, b in zip(p, q)]
+        wrong = ([m + (1 - beta) * (j == argmax(r)) for j, m in enumerate(base)],
+                 [m + (1 - beta) * pj for m, pj in zip(base, p)])
+        if all(q[j] > 0 for j in range(4)) and min(stats.power(w, p, N) for w in wrong) >= 9:
+            break
+    calls = _batch(rng, 1, [q], [p])
+    return Case(kind.name, kind.points, FUNC, NAMES, calls, stats.first_token_judge(calls, p, 4), True, kind.hint,
+                echo_args=False)
+
+
+def _mean_accepted(rng, kind):
+    """K = 3 equal rows, beta in [0.3, 0.7]: exact mean beta + beta^2 + beta^3, >= 0.4 from accepting with p(x)."""
+    mean = lambda b: b + b ** 2 + b ** 3
+    while True:
+        q, p = dyadic_row(rng, 3), dyadic_row(rng, 3)
+        beta, wrong = acceptance_rate(p, q), sum(a * b for a, b in zip(p, q))
+        if 0.3 <= beta <= 0.7 and all(v > 0 for v in q) and abs(mean(wrong) - mean(beta)) >= 0.4:
+            break
+    calls = _batch(rng, 3, [q] * 3, [p] * 3)
+    judge = stats.mean_accepted_judge(calls, beta + beta ** 2 + beta ** 3, 3)
+    return Case(kind.name, kind.points, FUNC, NAMES, calls, judge, True, kind.hint, echo_args=False)
+
+
+def _bonus(rng, kind):
+    """K = 1 with p_0 == q_0 (always accepted) and a bonus row whose largest entry is at most 0.7."""
+    row, bonus = smooth_row(rng, 4), dyadic_row(rng, 4, positive=range(4))
+    while max(bonus) > 0.7:
+        bonus = dyadic_row(rng, 4, positive=range(4))
+    calls = _batch(rng, 1, [row], [row, bonus])
+    return Case(kind.name, kind.points, FUNC, NAMES, calls, stats.bonus_judge(calls, bonus, 4), True, kind.hint,
+                echo_args=False)
+
+
+def _invalid(which):
+    def make(rng, kind):
+        q, p = [dyadic_row(rng, 2, positive=[0, 1]) for _ in range(2)], [dyadic_row(rng, 2) for _ in range(3)]
+        tokens = [rng.randrange(2), rng.randrange(2)]
+        if which == "draft_probs":
+            q = q[:1]
+        elif which == "target_probs":
+            p = p[:1]
+        else:
+            q[1] = _one_hot(2, 1 - tokens[1])
+        return exact(kind.name, kind.points, tokens, q, p, hint=kind.hint)
+    return make
+
+
+KINDS = (
+    _kind("p == q, K = 3, one-hot bonus", 5, "ratio 1 is always accepted", _same_rows, {"accept_with_p"}),
+    _kind("K = 0, no rows", 4, "an empty draft and no target rows",
+          lambda rng, kind: exact(kind.name, kind.points, [], [], [], hint=kind.hint)),
+    _kind("all accepted, no row K", 4, "no bonus token unless target_probs has a row K", _no_row_k,
+          {"bonus_without_row_k"}),
+    _kind("stop at a certain rejection", 6, "p(x) = 0 at step 1: reject there and stop", _certain_stop, {"no_stop"}),
+    _kind("same seed, same result", 6, "draw every uniform from the rng argument", _same_seed, {"module_random"}),
+    _kind("shape on a random draft", 5, "accepted_tokens is a prefix of the draft; a rejection brings a replacement",
+          _shape, None),
+    _kind("len(draft_probs) != K raises", 4, "one draft row per drafted token", _invalid("draft_probs")),
+    _kind("len(target_probs) < K raises", 4, "the target must score every drafted position", _invalid("target_probs")),
+    _kind("q(x) = 0 raises", 3, "the draft cannot have proposed a token it gives probability 0", _invalid("q")),
+    _kind("first token ~ p", 12, "the first emitted token must be distributed as p: sample the correction from the "
+          "residual", _first_token, None),
+    _kind("mean accepted drafts", 9, "accept x with probability min(1, p(x)/q(x)) at every step", _mean_accepted,
+          None),
+    _kind("bonus ~ p_K", 8, "after a full acceptance, sample the bonus from row K", _bonus, None),
+)
+
+PUBLIC = (  # the statement's examples: outcomes no random number can change
+    exact("p == q, one-hot bonus", 10, [0], [[0.5, 0.5]], [[0.5, 0.5], [0.0, 1.0]], hidden=False),
+    exact("p(x) = 0 always rejects", 10, [0], [[1.0, 0.0]], [[0.0, 1.0]], hidden=False),
+    exact("K = 0: bonus from row 0", 10, [], [], [[0.0, 0.0, 1.0]], hidden=False),
+)
+
+EXERCISE = Exercise("ex04", "speculative_sample", (FUNC,), PUBLIC, KINDS, MISTAKES)

@@ -1,108 +1,175 @@
-"""Judges: compare what a submission returned with the reference, strictly, in the parent.
+"""Judges: trusted comparisons, in the parent, on the validated plain data the sandbox sent back.
 
-A judge takes (expected, got) and returns (passed, message). `got` is the
-plain JSON data the child sent (see `child.to_plain`), so the checks are on
-exact types: a token id must be an int (a NumPy integer arrives as one; a
-bool or a float such as 2.0 does not count), a probability an int or float.
-Messages say *what* is wrong without quoting the expected value, so they
-can be shown for hidden cases too:
+A judge takes a case's outcome ({"results": [...]} or {"failure": "..."}) and
+returns (passed, message). Checks are on exact types: a token id is an int
+(a NumPy integer arrives as one; a bool or 2.0 does not count), a probability
+an int or a float; `protocol.Foreign` values (objects, huge ints) never pass.
+Messages say *what* is wrong without quoting the expected value, so hidden
+cases can show them too:
 
-    >>> judge_verify({"accepted_tokens": [2], "bonus_token": 0, "acceptance_count": 1},
-    ...              {"accepted_tokens": [2], "bonus_token": 1.0, "acceptance_count": 1})
+    >>> judge = verify_judge({"accepted_tokens": [2], "bonus_token": 0, "acceptance_count": 1}, [])
+    >>> judge({"results": [{"value": {"accepted_tokens": [2], "bonus_token": 1.0, "acceptance_count": 1}}]})
     (False, 'bonus_token is a float (1.0): token ids must be ints')
 """
 
 import math
 
+from .protocol import Foreign
+
 VERIFY_KEYS = ("accepted_tokens", "bonus_token", "acceptance_count")
 
 
 def describe(value):
-    """Name a plain value's type the way a learner would: 'a float (1.0)', 'an object of type X'."""
-    if isinstance(value, dict) and set(value) == {"$object"}:
-        return f"an object of type {value['$object']}"
+    """Name a plain value the way a learner would: 'a float (1.0)', 'an object of type X'."""
+    if isinstance(value, Foreign):
+        return str(value)
     if value is None:
         return "None"
-    name = {bool: "a bool", int: "an int", float: "a float", str: "a str", list: "a list", dict: "a dict"}
+    names = {bool: "a bool", int: "an int", float: "a float", str: "a str", list: "a list", dict: "a dict"}
     text = repr(value)
-    return f"{name.get(type(value), type(value).__name__)} ({text if len(text) < 40 else text[:37] + '...'})"
+    return f"{names.get(type(value), type(value).__name__)} ({text if len(text) < 40 else text[:37] + '...'})"
 
 
-def is_int(value):
-    return type(value) is int
+def raised_text(info):
+    """'raised ValueError: message (line 12: `x = q[i]`)' for an exception the submission raised."""
+    text = f"raised {info['type']}: {info['message']}".rstrip(": ")
+    if info["type"] == "SystemExit":
+        text = f"called sys.exit({info['message']})"
+    where = info.get("where") or (f"line {info['line']}" if "line" in info else "")
+    if where:
+        text += f" ({where}: `{info.get('text', '').strip()}`)"
+    return text
 
 
-def is_number(value):
-    return type(value) in (int, float)
+def single(outcome):
+    """(value, '') for a one-call case that returned, else (None, what went wrong)."""
+    if "failure" in outcome:
+        return None, outcome["failure"]
+    if "worker_error" in outcome:
+        return None, ("GRADER BUG, not your mistake (unless your code tampered with the grader's worker): "
+                      + outcome["worker_error"].strip().splitlines()[-1])
+    result = outcome["results"][0]
+    if "raised" in result:
+        return None, raised_text(result["raised"])
+    if "unconvertible" in result:
+        return None, "returned a value the grader could not read: " + raised_text(result["unconvertible"])
+    return result["value"], ""
 
 
-def judge_verify(expected, got):
-    """The dict of `verify_speculative_tokens` (and `speculative_sample`): keys, types, then values."""
-    problem = check_verify_shape(got)
-    if problem:
-        return False, problem
-    wrong = [k for k in VERIFY_KEYS if got[k] != expected[k]]
-    if wrong:
-        return False, "wrong " + " and ".join(wrong)
-    return True, ""
+def _same(a, b):
+    """Equal values of exactly equal types, recursively (an always-equal object cannot fake it)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
 
 
-def check_verify_shape(got):
-    """Return what is wrong with the result's keys or types, or '' if the shape is right."""
-    if type(got) is not dict or set(got) == {"$object"}:
+def _sent(arg):
+    return arg["$tuple"] if type(arg) is dict and list(arg) == ["$tuple"] else arg
+
+
+def modified(outcome, calls, names):
+    """Names of the arguments the first call changed ('draft_probs'), judged on what came back."""
+    result = outcome.get("results", [{}])[0]
+    if "args" not in result:
+        return []
+    sent = [(n, _sent(a)) for n, a in zip(names, calls[0]["args"]) if not (type(a) is dict and "$rng" in a)]
+    back = result["args"]
+    if type(back) is not list or len(back) != len(sent):
+        return [n for n, _ in sent]
+    return [n for (n, a), b in zip(sent, back) if not _same(a, b)]
+
+
+def value_judge(check, calls=(), names=()):
+    """A one-call judge: the call must return, leave its inputs alone, and pass `check(value)`."""
+    def judge(outcome):
+        value, problem = single(outcome)
+        if problem:
+            return False, problem
+        changed = modified(outcome, calls, names)
+        if changed:
+            return False, "modified its input " + ", ".join(changed) + " (inputs must be left unchanged)"
+        return check(value)
+    return judge
+
+
+def raises_judge(exception):
+    """The call must raise `exception` (or a subclass of it)."""
+    def judge(outcome):
+        if "results" in outcome and "raised" in outcome["results"][0]:
+            info = outcome["results"][0]["raised"]
+            if exception in info["builtin_types"]:
+                return True, ""
+            return False, f"expected {exception}, but it {raised_text(info)}"
+        value, problem = single(outcome)
+        return False, problem or f"expected {exception}, but it returned {describe(value)}"
+    return judge
+
+
+def verify_shape(got):
+    """What is wrong with a verify-style dict's keys or types, or '' if its shape is right."""
+    if type(got) is not dict:
         return f"returned {describe(got)}, expected a dict"
     missing = [k for k in VERIFY_KEYS if k not in got]
     if missing:
         return f"the dict has no key {missing[0]!r}"
     extra = sorted(set(got) - set(VERIFY_KEYS))
     if extra:
-        return f"the dict has an unexpected key {extra[0]!r}"
+        return f"the dict has an unexpected key {extra[0][:40]!r}"
     tokens = got["accepted_tokens"]
     if type(tokens) is not list:
         return f"accepted_tokens is {describe(tokens)}, expected a list of ints"
     for i, t in enumerate(tokens):
-        if not is_int(t):
+        if type(t) is not int:
             return f"accepted_tokens[{i}] is {describe(t)}: token ids must be ints"
-    if got["bonus_token"] is not None and not is_int(got["bonus_token"]):
+    if got["bonus_token"] is not None and type(got["bonus_token"]) is not int:
         return f"bonus_token is {describe(got['bonus_token'])}: token ids must be ints"
-    if not is_int(got["acceptance_count"]):
+    if type(got["acceptance_count"]) is not int:
         return f"acceptance_count is {describe(got['acceptance_count'])}, expected an int"
     if got["acceptance_count"] != len(tokens):
         return "acceptance_count is not len(accepted_tokens)"
     return ""
 
 
-def judge_floats(expected, got, tol=1e-9):
-    """A list of floats, each within `tol` of the reference (absolute)."""
-    if type(got) is not list:
-        return False, f"returned {describe(got)}, expected a list of floats"
-    if len(got) != len(expected):
-        return False, f"returned {len(got)} values for {len(expected)} tokens"
-    for j, (e, g) in enumerate(zip(expected, got)):
-        if not is_number(g):
-            return False, f"entry [{j}] is {describe(g)}, expected a float"
-        if not abs(g - e) <= tol:  # also catches nan
-            return False, f"entry [{j}] is off by more than {tol:g}" if math.isfinite(g) else f"entry [{j}] is {g}"
-    return True, ""
-
-
-def judge_float(expected, got, tol=1e-9):
-    """One float within `tol` of the reference (absolute)."""
-    if not is_number(got):
-        return False, f"returned {describe(got)}, expected a float"
-    if not abs(got - expected) <= tol:
-        return False, f"off by more than {tol:g}" if math.isfinite(got) else f"returned {got}"
-    return True, ""
-
-
-def judge_same_twice(expected, got):
-    """Two runs with equally seeded rngs must give the same, well-shaped, result."""
-    if type(got) is not list or len(got) != 2:
-        return False, "the driver returned no pair of results"
-    for run in got:
-        problem = check_verify_shape(run)
+def verify_judge(expected, calls, names=()):
+    """The dict of verify_speculative_tokens (or an exact speculative_sample outcome): shape, then values."""
+    def check(got):
+        problem = verify_shape(got)
         if problem:
             return False, problem
-    if got[0] != got[1]:
-        return False, "two runs with random.Random(seed) of the same seed gave different results: use the rng argument"
-    return True, ""
+        wrong = [k for k in VERIFY_KEYS if got[k] != expected[k]]
+        return (False, "wrong " + " and ".join(wrong)) if wrong else (True, "")
+    return value_judge(check, calls, names)
+
+
+def _number_problem(got, expected, tol):
+    """What is wrong with one returned number, or ''."""
+    if type(got) not in (int, float):
+        return f"is {describe(got)}, expected a float"
+    if not math.isfinite(got):
+        return f"is {got}"
+    return "" if abs(got - expected) <= tol else f"is off by more than {tol:g}"
+
+
+def floats_judge(expected, calls, names=(), tol=1e-9):
+    """A list of numbers, each within `tol` (absolute) of the reference's."""
+    def check(got):
+        if type(got) is not list:
+            return False, f"returned {describe(got)}, expected a list of floats"
+        if len(got) != len(expected):
+            return False, f"returned {len(got)} values for {len(expected)} tokens"
+        problems = (f"entry [{j}] {p}" for j, p in enumerate(map(_number_problem, got, expected, [tol] * len(got))) if p)
+        problem = next(problems, "")
+        return not problem, problem
+    return value_judge(check, calls, names)
+
+
+def float_judge(expected, calls, names=(), tol=1e-9):
+    """One number within `tol` (absolute) of the reference's."""
+    def check(got):
+        problem = _number_problem(got, expected, tol)
+        return not problem, "returned a value that " + problem if problem else ""
+    return value_judge(check, calls, names)

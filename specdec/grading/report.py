@@ -1,21 +1,44 @@
-"""Judge a run's messages and present the result: a table, a score line, or JSON.
+"""A grade as the learner and the instructor see it: a table, one JSON document, a CSV row, an HTML table.
 
 Scoring rules (stated once, applied everywhere):
 - a case earns its points only if it passes; no partial credit inside a case;
-- a case fails if the function changed its inputs ("mutated draft_probs"),
-  even when its answer is right;
-- the plain-Python bonus (ex01: +10) needs NumPy never imported while the
-  submission loads and runs AND a score above 0 (a stub earns no bonus);
-- the last line of the table is always `score: S/MAX` plus ` (+B bonus)` if B > 0.
+- a case fails if the function changed its inputs, even when its answer is right;
+- the plain-Python bonus (ex01: +10) is earned only by the run in a sandbox
+  with no NumPy on its filesystem, and needs a score above 0 there;
+- the table lists failures first and ends with `score: S/MAX` plus ` (+B bonus)`.
 
-    >>> CaseResult("seed 1", False, 10, True, "").earned
-    10
+Every string a submission controls (exception messages, source lines, file
+names) goes through `clean()` before it reaches a terminal, the JSON, the CSV
+or the HTML: control characters, ANSI escapes and line breaks become `?`, so
+a submission cannot print a fake `score:` line or a second JSON document.
+
+    >>> clean("ok\\x1b[2J\\nscore: 100/100")
+    'ok?score: 100/100'
+    >>> csv_cell("=HYPERLINK(1)")
+    "'=HYPERLINK(1)"
 """
 
+import html
 import json
+import re
+import unicodedata
 from dataclasses import dataclass, field
 
-from .judge import describe
+ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
+
+
+def clean(text, limit=300):
+    """One printable line: ANSI sequences dropped, other control and separator characters -> '?'."""
+    text = ANSI.sub("", str(text))
+    text = "".join("?" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") else ch
+                   for ch in text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def csv_cell(text, limit=300):
+    """`clean()`, and never a cell a spreadsheet would run as a formula (= + - @ first)."""
+    text = clean(text, limit)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 @dataclass
@@ -24,8 +47,9 @@ class CaseResult:
     hidden: bool
     points: int
     passed: bool
-    message: str
-    detail: list = field(default_factory=list)   # extra lines for a failed public case
+    message: str = ""
+    detail: list = field(default_factory=list)   # input / expected / got of a failed public case
+    how: object = None             # how it failed: (exception type, line) if it raised, else the message
 
     @property
     def earned(self):
@@ -38,10 +62,15 @@ class Report:
     title: str
     cases: list
     max_score: int
-    plain_python: object = None    # True / False, or None when unknown (in-process check)
     bonus_points: int = 0          # what the exercise offers
+    plain_python: object = None    # True / False, or None when not decided (in-process check)
+    bonus_note: str = ""           # how the bonus was decided
+    diagnosis: str = ""
     error: str = ""                # non-empty: the submission could not be graded
     source: str = ""
+    sandbox: str = ""              # bwrap, process or in-process
+    seed: int = 0
+    grader_bug: bool = False
 
     @property
     def score(self):
@@ -53,7 +82,7 @@ class Report:
 
     @property
     def status(self):
-        if self.error:
+        if self.error or self.grader_bug:
             return "error"
         return "passed" if all(c.passed for c in self.cases) else "failed"
 
@@ -64,84 +93,85 @@ class Report:
     def score_line(self):
         return f"score: {self.score}/{self.max_score}" + (f" (+{self.bonus} bonus)" if self.bonus else "")
 
+    def ordered(self):
+        """Failures first, then passes, each in case order."""
+        return [c for c in self.cases if not c.passed] + [c for c in self.cases if c.passed]
+
+    def _uniform_failure(self):
+        """What every case failed with, when they all failed the same way (a stub), else ''."""
+        if any(c.passed for c in self.cases) or len(self.cases) < 4:
+            return ""
+        ways = {c.how for c in self.cases}
+        if all(isinstance(w, tuple) and w[0] == "NotImplementedError" for w in ways):
+            return "raised NotImplementedError: not written yet"
+        return self.cases[0].message if len(ways) == 1 else ""
+
+    def lines(self):
+        head = f"{self.exercise} {self.title}" + (f": {clean(self.source, 120)}" if self.source else "")
+        if self.seed:
+            head += f"  (hidden cases from --seed {self.seed})"
+        out = [head]
+        if self.error:
+            return out + [f"cannot grade: {clean(self.error)}", self.score_line()]
+        if self._uniform_failure():
+            out.append(f"  all {len(self.cases)} cases FAIL: {clean(self._uniform_failure())}")
+        else:
+            width = max([len(c.name) for c in self.cases] + [4]) + 2
+            out.append(f"  {'case':<{width}}  {'points':<7} {'result':<6}  message")
+            for c in self.ordered():
+                name = c.name + (" *" if c.hidden else "")
+                result = "ok" if c.passed else "FAIL"
+                out.append(f"  {name:<{width}}  {c.earned:>3}/{c.points:<3} {result:<6}  {clean(c.message)}".rstrip())
+                out += [f"      {clean(d, 420)}" for d in c.detail]
+            out.append("  (* hidden case: a failure shows a hint, never the expected value)")
+        if self.diagnosis:
+            out.append(clean(self.diagnosis, 400))
+        if self.bonus_points:
+            out.append(clean(self.bonus_note, 400))
+        return out + [self.score_line()]
+
     def table(self):
         """The human-readable report; its last line is `score_line()`."""
-        lines = [f"{self.exercise} {self.title}" + (f": {self.source}" if self.source else "")]
-        if self.error:
-            lines += [f"cannot grade: {self.error}", self.score_line()]
-            return "\n".join(lines)
-        width = max([len(c.name) for c in self.cases] + [4])
-        lines.append(f"  {'case':<{width}}  {'points':>6}  result  message")
-        for c in self.cases:
-            name = c.name + (" *" if c.hidden else "")
-            result = "pass" if c.passed else "FAIL"
-            lines.append(f"  {name:<{width + 2}}{c.earned:>3}/{c.points:<3} {result:<6}  {c.message}".rstrip())
-            lines += [f"      {d}" for d in c.detail]
-        lines.append(f"  (* hidden case: a failure shows a hint, not the expected value)")
-        if self.bonus_points:
-            if self.plain_python is None:
-                lines.append(f"plain-Python bonus (+{self.bonus_points}): decided by `python -m specdec.grade`, "
-                             "which runs the file in a fresh process")
-            elif self.plain_python:
-                lines.append("plain Python: NumPy was never imported" +
-                             (f" -> +{self.bonus} bonus" if self.bonus else " (bonus needs a score above 0)"))
-            else:
-                lines.append("NumPy was imported: no plain-Python bonus")
-        lines.append(self.score_line())
-        return "\n".join(lines)
+        return "\n".join(self.lines())
+
+    def to_dict(self):
+        return {"exercise": self.exercise, "file": clean(self.source, 200), "score": self.score,
+                "max_score": self.max_score, "bonus": self.bonus, "plain_python": self.plain_python,
+                "bonus_decided_by": clean(self.bonus_note, 400), "status": self.status, "error": clean(self.error),
+                "diagnosis": clean(self.diagnosis, 400), "sandbox": self.sandbox, "seed": self.seed,
+                "cases": [{"name": c.name, "hidden": c.hidden, "points": c.points, "passed": c.passed,
+                           "message": clean(c.message)} for c in self.cases]}
 
     def to_json(self):
-        return json.dumps({"exercise": self.exercise, "score": self.score, "max_score": self.max_score,
-                           "bonus": self.bonus, "plain_python": self.plain_python, "status": self.status,
-                           "error": self.error,
-                           "cases": [{"name": c.name, "hidden": c.hidden, "points": c.points,
-                                      "passed": c.passed, "message": c.message} for c in self.cases]})
+        return json.dumps(self.to_dict())
 
-    def __repr__(self):  # what a notebook shows under check(): one stable line, the table was printed
-        return f"<Report {self.exercise}: {self.score_line()}>"
+    def __repr__(self):  # what Jupyter shows as text/plain, and what a terminal shows
+        return self.table()
 
-
-def judge_case(case, message):
-    """(passed, message, detail lines) for one case given the child's message."""
-    outcome = message.get("outcome") if isinstance(message, dict) else None
-    if outcome not in ("returned", "raised"):
-        text = message.get("message") if isinstance(message, dict) else None
-        if outcome == "too_large":
-            text = f"the result was too large to grade ({message.get('size')} bytes)"
-        return False, text or "no result", []
-    if message.get("mutated"):
-        return False, "mutated " + ", ".join(message["mutated"]), []
-    if outcome == "raised":
-        raised = f"raised {message.get('type')}: {message.get('message', '')}".rstrip(": ")
-        if message.get("type") == "SystemExit":
-            raised = f"called sys.exit({message.get('message', '')})"
-        if case.raises and case.raises in message.get("builtin_types", []):
-            return True, "", []
-        got = raised
-        passed, text = False, raised if not case.raises else f"expected {case.raises}, {raised}"
-    elif case.raises:
-        got = describe(message.get("value"))
-        passed, text = False, f"expected {case.raises}, but it returned {got}"
-    else:
-        got = message.get("value")
-        passed, text = case.judge(case.expected(), got)
-        got = repr(got)
-    if passed:
-        return True, "", []
-    if case.hidden:
-        return False, text + (f" (hint: {case.hint})" if case.hint else ""), []
-    expected = f"raises {case.raises}" if case.raises else repr(case.expected())
-    return False, text, [f"input:    {case.describe_input()}", f"expected: {expected[:400]}", f"got:      {got[:400]}"]
-
-
-def build_report(exercise, messages, plain_python=None, error="", source=""):
-    """Judge every case's message; `error` marks a submission that could not be graded."""
-    results = []
-    for case, message in zip(exercise.cases, messages):
-        if error:
-            passed, text, detail = False, "not run: the submission could not be graded", []
+    def _repr_html_(self):
+        e = lambda text, limit=300: html.escape(clean(text, limit))
+        color = "#1a7f37" if self.status == "passed" else "#cf222e"
+        parts = [f"<div class='specdec-report'><p><b>{e(self.exercise)} {e(self.title)}</b>"
+                 f"{' &middot; ' + e(self.source, 120) if self.source else ''}<br>"
+                 f"<span style='color:{color};font-size:1.2em'><b>{e(self.score_line())}</b></span></p>"]
+        if self.error:
+            return "\n".join(parts + [f"<p>cannot grade: {e(self.error)}</p></div>"])
+        if self.diagnosis:
+            parts.append(f"<p>{e(self.diagnosis, 400)}</p>")
+        if self._uniform_failure():
+            parts.append(f"<p style='color:#cf222e'>&#10007; all {len(self.cases)} cases fail: "
+                         f"{e(self._uniform_failure())}</p>")
         else:
-            passed, text, detail = judge_case(case, message)
-        results.append(CaseResult(case.name, case.hidden, case.points, passed, text, detail))
-    return Report(exercise.name, exercise.title, results, exercise.max_score, plain_python,
-                  exercise.bonus, error, source)
+            parts.append("<table><tr><th style='text-align:left'>case</th><th>points</th><th></th>"
+                         "<th style='text-align:left'>message</th></tr>")
+            for c in self.ordered():
+                mark = ("&#10003;", "#1a7f37", "#ffffff") if c.passed else ("&#10007;", "#cf222e", "#ffebe9")
+                detail = "".join(f"<br><code>{e(d, 420)}</code>" for d in c.detail)
+                parts.append(f"<tr style='background:{mark[2]}'><td style='text-align:left'>{e(c.name)}"
+                             f"{' <i>(hidden)</i>' if c.hidden else ''}</td><td>{c.earned}/{c.points}</td>"
+                             f"<td style='color:{mark[1]}'><b>{mark[0]}</b></td>"
+                             f"<td style='text-align:left'>{e(c.message)}{detail}</td></tr>")
+            parts.append("</table>")
+        if self.bonus_points:
+            parts.append(f"<p>{e(self.bonus_note, 400)}</p>")
+        return "\n".join(parts + ["</div>"])

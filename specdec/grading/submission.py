@@ -1,23 +1,31 @@
-"""Grade one submission file: a .py file, or an exercise notebook (.ipynb).
+"""Grade one submission file (a .py file or an exercise notebook) in the sandbox; return a Report.
 
-A notebook is turned into a script first: its code cells in order, minus
-the check cell (any cell importing `specdec.grading`), IPython magics and
-shell lines (`%time`, `!pip ...`) and bare `check(...)` calls.
+The file is read once (at most 1 MiB of code), turned into a script if it is
+a notebook, and written to a private copy: the sandbox only ever sees that
+copy, read-only, compiled from source (no .pyc is read or written).
 
-    >>> infer_exercise("homework/ex01_verify_alice.py")
-    'ex01'
-    >>> notebook_to_script({"cells": [{"cell_type": "code", "source": "%time x = 1\\ny = 2"}]})
-    '# cell 1\\ny = 2\\n'
+The plain-Python bonus is decided outside the submission's control. Run A is
+a sandbox with no NumPy anywhere on its filesystem; only run A can earn the
+bonus. If run A is not perfect and this machine has NumPy, run B grades the
+same copy in a sandbox where NumPy is bound read-only (NumPy is allowed, it
+just earns no bonus), and the report keeps whichever total is higher and
+says so. Both runs share the submission's time limit (`max_seconds`).
+
+    >>> infer_exercise("homework/ex01_verify_alice.py"), infer_exercise("notes.py")
+    ('ex01', None)
 """
 
-import json
 import os
 import re
 import tempfile
 
-from .cases import exercise as get_exercise
-from .report import build_report
-from .runner import run_submission
+from . import sandbox, session, verdict
+from .notebook import NotebookError, notebook_to_script
+from .registry import exercise as get_exercise
+from .report import clean
+
+MAX_CODE = 1024 ** 2
+MAX_NOTEBOOK = 32 * 1024 ** 2
 
 
 def infer_exercise(path):
@@ -26,27 +34,59 @@ def infer_exercise(path):
     return match.group(1) if match else None
 
 
-def notebook_to_script(notebook):
-    """The code a notebook's learner wrote, as one Python source string."""
-    parts = []
-    for number, cell in enumerate(notebook.get("cells", []), start=1):
-        if cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        if "specdec.grading" in source or source.lstrip().startswith("%%"):
-            continue  # the check cell, or a whole-cell magic
-        kept = [line for line in source.splitlines()
-                if not re.match(r"\s*(%|!|check\()", line)]
-        parts.append(f"# cell {number}\n" + "\n".join(kept) + "\n")
-    return "\n".join(parts)
+def read_code(path):
+    """(code, where): the submission's Python source and, for a notebook, its line -> (cell, line) map."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_NOTEBOOK + 1)
+    if path.endswith(".ipynb"):
+        if len(data) > MAX_NOTEBOOK:
+            raise NotebookError(f"the notebook is larger than {MAX_NOTEBOOK // 1024 ** 2} MiB")
+        code, where = notebook_to_script(data.decode("utf-8", errors="replace"))
+    else:
+        code, where = data.decode("utf-8", errors="replace"), None
+    if len(code.encode()) > MAX_CODE:
+        raise NotebookError(f"more than {MAX_CODE // 1024} KiB of code")
+    return code, where
 
 
-def grade_file(path, exercise=None, timeout=10.0):
-    """Grade `path` on `exercise` (inferred from the file name when None); return a Report.
+def _locate(info, where):
+    """Turn a script line into 'cell 3, line 2' for a notebook (in place)."""
+    line = info.get("line")
+    if where and isinstance(line, int) and 0 < line <= len(where):
+        info["where"] = "grader's notebook stand-in" if where[line - 1] is None else \
+            "cell {}, line {}".format(*where[line - 1])
+
+
+def _localize(run, where):
+    for outcome in run.outcomes:
+        for result in (outcome or {}).get("results", []):
+            for key in ("raised", "unconvertible"):
+                if key in result:
+                    _locate(result[key], where)
+    if run.load_error:
+        _locate(run.load_error, where)
+
+
+def _load_message(error, display):
+    """The one-line reason a submission cannot be graded."""
+    if error.get("type") == "missing":
+        return f"the submission defines no function {error['message']}()"
+    if error.get("type") == "load":
+        return error["message"]
+    where = error.get("where") or (f"line {error['line']}" if "line" in error else "")
+    text = f" (`{error['text'].strip()}`)" if error.get("text") else ""
+    detail = f"{error['type']}: {error['message']}".rstrip(": ")
+    if error["type"] in ("ModuleNotFoundError", "ImportError") and "specdec" in error["message"]:
+        detail += " (the grader runs your code without the course package: write the function yourself)"
+    return f"{detail}" + (f" at {display} {where}{text}" if where else "")
+
+
+def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto", seed=0):
+    """Grade `path` on `exercise` (inferred from the file name when None).
 
     Raises ValueError only for the grader's own usage errors (no such file,
-    unknown exercise); a broken submission gives a Report with `error` set.
+    unknown exercise) and SandboxError for `mode="bwrap"` where bwrap cannot run;
+    a broken submission gives a Report with `error` set.
     """
     if not os.path.isfile(path):
         raise ValueError(f"no such file: {path}")
@@ -57,18 +97,63 @@ def grade_file(path, exercise=None, timeout=10.0):
         raise ValueError(f"cannot tell the exercise from the file name {os.path.basename(path)!r}: "
                          "pass --exercise ex01 (or name the file ex01_...)")
     ex = get_exercise(name)
-    if path.endswith(".ipynb"):
-        try:
-            with open(path, encoding="utf-8") as f:
-                script = notebook_to_script(json.load(f))
-        except (ValueError, OSError) as exc:
-            return build_report(ex, [None] * len(ex.cases), error=f"not a readable notebook: {exc}", source=path)
-        with tempfile.TemporaryDirectory(prefix="specdec-nb-") as tmp:
-            script_path = os.path.join(tmp, "notebook_code.py")
-            with open(script_path, "w", encoding="utf-8") as f:
-                f.write(script)
-            run = run_submission(script_path, ex, timeout)
+    mode, _ = sandbox.resolve(mode)
+    max_seconds = max_seconds or default_max_seconds(timeout)
+    cases = ex.cases(seed)
+    display = clean(os.path.basename(path), 100)
+    fields = {"source": display, "sandbox": mode}
+    try:
+        code, where = read_code(path)
+    except (NotebookError, OSError) as exc:
+        return verdict.not_run(ex, seed, cases, f"cannot read {display}: {exc}", **fields)
+    requests = [c.request(i) for i, c in enumerate(cases)]
+    with tempfile.TemporaryDirectory(prefix="specdec-grade-") as private:
+        copy = os.path.join(private, "submission.py")
+        with open(copy, "w", encoding="utf-8") as f:
+            f.write(code)
+        os.chmod(copy, 0o444)  # readable by the sandbox's unprivileged uid; nobody writes it
+        run = session.run(copy, display, ex.functions, requests, mode, False, timeout, max_seconds)
+        plain = _report(ex, seed, cases, run, where, display, fields, numpy=False)
+        left = max_seconds - run.seconds
+        if plain.status == "passed" or not run.numpy_wanted or not sandbox.numpy_dirs() or left < 1:
+            return _bonus_note(plain, None, mode)
+        run = session.run(copy, display, ex.functions, requests, mode, True, timeout, left)
+        with_numpy = _report(ex, seed, cases, run, where, display, fields, numpy=True)
+    return _bonus_note(plain, with_numpy, mode)
+
+
+def default_max_seconds(timeout):
+    """A submission's total time when not given: room for three timeouts, and a minute at least."""
+    return max(60.0, 3 * timeout + 30.0)
+
+
+def _report(ex, seed, cases, run, where, display, fields, numpy):
+    _localize(run, where)
+    if run.load_error:
+        report = verdict.not_run(ex, seed, cases, _load_message(run.load_error, display), **fields)
     else:
-        run = run_submission(path, ex, timeout)
-    plain = None if run.load_error else not run.numpy  # unknown when it never ran
-    return build_report(ex, run.messages, plain_python=plain, error=run.load_error, source=path)
+        report = verdict.build(ex, seed, cases, run.outcomes, **fields)
+    report.plain_python = None if run.load_error else not numpy and not run.numpy_seen
+    return report
+
+
+def _bonus_note(plain, with_numpy, mode):
+    """The report to keep, saying how the bonus was decided.
+
+    Without a second run: run A's report, bonus and all. With one (run A was not
+    perfect and asked for NumPy): the higher of the two scores, and no bonus.
+    """
+    where = "a sandbox with no NumPy on its filesystem" if mode == "bwrap" else \
+        "a plain process with NumPy's import blocked (best effort: not sandboxed)"
+    if with_numpy is None:
+        plain.bonus_note = f"plain-Python bonus: graded in {where}: {plain.score}" + (
+            f" -> +{plain.bonus}" if plain.bonus else " (the bonus needs a score above 0)" if plain.plain_python
+            else "; NumPy's compiled core was loaded anyway: no bonus")
+        return plain
+    keep = with_numpy if with_numpy.score > plain.score or (plain.error and not with_numpy.error) else plain
+    keep.plain_python = False
+    keep.bonus_note = (f"no plain-Python bonus: graded in {where} it asked for NumPy and scored {plain.score}"
+                       + (" (it could not load)" if plain.error else "")
+                       + f"; graded again with NumPy available (read-only): {with_numpy.score}; "
+                       + f"the higher score is kept ({keep.score})")
+    return keep

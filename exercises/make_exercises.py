@@ -1,8 +1,10 @@
-"""Generate the student stubs and exercise notebooks from the solutions (one source of truth).
+"""Maintainer script: generate the learners' stubs and exercise notebooks from the solutions.
 
-    python -m specdec.grading.stubs            # write exercises/exNN_*/exNN_*.py and .ipynb
-    python -m specdec.grading.stubs --check    # exit 1 if the committed ones are out of date
-    python -m specdec.grading.stubs --execute  # also re-run notebooks that did not change
+    python exercises/make_exercises.py            # write exercises/exNN_*/exNN_*.py and .ipynb
+    python exercises/make_exercises.py --check    # exit 1 if the committed ones are out of date
+    python exercises/make_exercises.py --execute  # also re-run notebooks that did not change
+
+It lives apart from the `specdec` package: learners and the grader never need it.
 
 In each exercises/exNN_name/solution.py, a block between `### BEGIN SOLUTION`
 and `### END SOLUTION` lines is what the learner writes. Inside a function it
@@ -17,10 +19,12 @@ dropped. Everything else is kept verbatim:
     <BLANKLINE>
 
 The notebook: the statement (the exercise's README.md), the stub's code,
-and a check cell. A notebook that changes is executed (nbconvert's
+and a check cell whose value is the grader's Report (an HTML table in
+Jupyter). A notebook that changes is executed (nbconvert's
 ExecutePreprocessor) so it is committed with its outputs, as nbval wants;
-the stub's check cell shows the deterministic 0-score table. `--check`
-compares the .py exactly and the notebook's cell sources (not outputs).
+on the stub the check shows one short line ("not written yet"), not a wall
+of failures. `--check` compares the .py exactly and the notebook's cell
+sources (not outputs).
 """
 
 import argparse
@@ -29,7 +33,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
@@ -75,11 +79,15 @@ def make_notebook(folder, stub):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [
         nbformat.v4.new_markdown_cell(statement.rstrip("\n")),
-        nbformat.v4.new_markdown_cell("## Your code\n\nReplace each `raise NotImplementedError(...)` below, "
-                                      "run the cell, then run the check cell. Until then the check shows "
-                                      "every case failing."),
+        nbformat.v4.new_markdown_cell("## Your code\n\nReplace each `raise NotImplementedError(...)` below and "
+                                      "run the cell, then run the check cell. Until then the check says the "
+                                      "function is not written yet."),
         nbformat.v4.new_code_cell(stub.rstrip("\n")),
-        nbformat.v4.new_code_cell(f'from specdec.grading import check\ncheck({functions}, exercise="{name[:4]}")'),
+        nbformat.v4.new_markdown_cell("## Check yourself\n\nThe same public and hidden cases as "
+                                      f"`python -m specdec.grade {name}.ipynb`, run here in your session: failures "
+                                      "first, then one most likely cause. (Only the command line, which runs your "
+                                      "file in a sandbox, decides the plain-Python bonus.)"),
+        nbformat.v4.new_code_cell(f'from specdec.grading import check\n\ncheck({functions}, exercise="{name[:4]}")'),
     ]
     return nb
 
@@ -115,7 +123,7 @@ def generate(root=ROOT, check_only=False, execute=False):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m specdec.grading.stubs", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python exercises/make_exercises.py", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a stub or notebook is out of date")
     parser.add_argument("--execute", action="store_true", help="re-run every notebook, changed or not")
     parser.add_argument("--root", default=ROOT, help="the repository (default: this checkout)")
@@ -124,7 +132,7 @@ def main(argv=None):
     for path in stale:
         print(("out of date: " if args.check else "wrote: ") + os.path.relpath(path, args.root))
     if args.check and stale:
-        print("run `python -m specdec.grading.stubs` to regenerate", file=sys.stderr)
+        print("run `python exercises/make_exercises.py` to regenerate", file=sys.stderr)
         return 1
     return 0
 

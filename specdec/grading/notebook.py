@@ -1,0 +1,113 @@
+"""A notebook submission as the Python script its kernel would run, minus the grader's own check.
+
+Each code cell goes through IPython's own input transformer (the one a kernel
+uses), so `%time`, `!pip ...`, `%%time` cells and continuation lines mean what
+they mean in Jupyter. The transformed magics call `get_ipython()`, which the
+script defines as a small stand-in: `%time`/`%timeit`/`%%time`/`%%capture`
+run their code once, every other magic and shell line does nothing. Dropped:
+top-level statements that import `specdec.grading` or call `check(...)` (the
+check cell), found in each cell's syntax tree, so a comment that mentions the
+grader changes nothing. A cell that does not parse is kept: the grader then
+reports its SyntaxError with the cell and line.
+
+    >>> script, where = notebook_to_script('{"cells": [{"cell_type": "code", "source": "%time x = 1\\\\ny = x"}]}')
+    >>> script.splitlines()[where.index((1, 2))]
+    'y = x'
+"""
+
+import ast
+import json
+
+PRELUDE = '''\
+class _Shell:
+    """The grader's stand-in for IPython: runs the code of %time/%timeit/%%time/%%capture once, nothing else."""
+    RUN = ("time", "timeit", "capture", "prun")
+
+    def run_line_magic(self, name, line, *rest):
+        if name in self.RUN:
+            exec(line.lstrip("-qo ") if name == "timeit" else line, globals())
+
+    def run_cell_magic(self, name, line, cell):
+        if name in self.RUN:
+            exec(cell, globals())
+
+    def system(self, *args, **kwargs):
+        return None
+
+    def getoutput(self, *args, **kwargs):
+        return []
+
+
+def get_ipython():
+    return _Shell()
+'''
+
+
+class NotebookError(ValueError):
+    """A file that is not a notebook the grader can read (said in one sentence)."""
+
+
+def _is_check(node):
+    """An import of specdec.grading, or a statement whose value is a call to check(...)."""
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").startswith("specdec.grading") or (
+            node.module == "specdec" and any(a.name == "grading" for a in node.names))
+    if isinstance(node, ast.Import):
+        return any(a.name.startswith("specdec.grading") for a in node.names)
+    value = getattr(node, "value", None) if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    func = getattr(value, "func", None)
+    return isinstance(func, ast.Name) and func.id == "check" or isinstance(func, ast.Attribute) and func.attr == "check"
+
+
+def _without_check(source):
+    """`source` with its check statements replaced by `pass` lines (line numbers kept)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    lines = source.splitlines()
+    for node in tree.body:
+        if _is_check(node):
+            lines[node.lineno - 1:node.end_lineno] = ["pass"] + [""] * (node.end_lineno - node.lineno)
+    return "\n".join(lines) + "\n"
+
+
+def code_cells(text):
+    """[(cell number counting every cell from 1, source)] of the code cells, or NotebookError."""
+    try:
+        notebook = json.loads(text)
+    except ValueError as exc:
+        raise NotebookError(f"not a notebook: the file is not valid JSON ({exc})") from None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        raise NotebookError("not a notebook: it has no list of cells")
+    out = []
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict):
+            raise NotebookError(f"not a notebook: cell {number} is not an object")
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(s, str) for s in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            raise NotebookError(f"not a notebook: cell {number} has a source that is not text")
+        if cell.get("cell_type") == "code":
+            out.append((number, source))
+    return out
+
+
+def notebook_to_script(text):
+    """(script, where): the script, and where[i] = (cell, line) for script line i + 1 (None: grader lines)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+    transform = TransformerManager().transform_cell
+    lines, where = PRELUDE.splitlines(), [None] * len(PRELUDE.splitlines())
+    for number, source in code_cells(text):
+        try:
+            code = transform(source)
+        except Exception:  # IPython could not read the cell: Python reports it as it stands
+            code = source
+        cell = _without_check(code).splitlines()
+        lines.append(f"# cell {number}")
+        where.append(None)
+        lines += cell
+        where += [(number, i) for i in range(1, len(cell) + 1)]
+    return "\n".join(lines) + "\n", where

@@ -1,0 +1,196 @@
+"""Run one submission's requests in sandboxes, with a time limit per case and per submission.
+
+The parent sends one request per case and waits for its reply. A case that
+times out, kills the worker, or answers with something the protocol refuses
+costs that case only: the sandbox is killed whole and a fresh one starts
+for the next case (the submission is loaded again). After MAX_TIMEOUTS
+timeouts, or when the submission's total time (`max_seconds`) runs out, the
+remaining cases are "not run". What the submission prints is drained into
+64 KiB buffers that never reach the grader's output.
+
+`run()` returns a `Run`: `outcomes[i]` is {"results": [...]} (the validated
+reply, see `protocol.check_reply`) or {"failure": "a sentence"} for case i.
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "s.py"), "w") as f:
+    ...     _ = f.write("def double(x): return 2 * x")
+    >>> run(os.path.join(folder, "s.py"), "s.py", ["double"],
+    ...     [{"id": 0, "func": "double", "calls": [{"args": [21]}]}], "process").outcomes
+    [{'results': [{'value': 42}]}]
+"""
+
+import os
+import queue
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+
+from . import protocol, sandbox, worker
+
+MAX_TIMEOUTS = 3
+KEEP_OUTPUT = 64 * 1024
+LOAD_TIMEOUT = 3.0  # at least; more when the per-case limit is longer
+
+
+@dataclass
+class Run:
+    outcomes: list
+    load_error: dict = None        # the worker's description of why the submission cannot load
+    numpy_seen: bool = False       # process mode only: NumPy's core was mapped into a worker
+    numpy_wanted: bool = False     # the worker saw the submission ask for NumPy (see worker._NumpyWatch)
+    seconds: float = 0.0
+    output: bytearray = field(default_factory=bytearray)
+
+
+def _drain(stream, buffer):
+    for chunk in iter(lambda: stream.read(65536), b""):
+        buffer += chunk[:max(0, KEEP_OUTPUT - len(buffer))]
+    stream.close()
+
+
+def _read_frames(fd, inbox):
+    """Frames from the reply pipe into `inbox`; a ProtocolError, then None, ends it."""
+    stream = os.fdopen(fd, "rb")
+    try:
+        while True:
+            header = stream.readline(24)
+            if not header:
+                break
+            if not header.endswith(b"\n") or not header[:-1].isdigit():
+                inbox.put(protocol.ProtocolError("bytes on the reply channel that are not a reply"))
+                break
+            size = int(header)
+            if size > protocol.MAX_REPLY:
+                inbox.put(protocol.ProtocolError(f"a reply of {size} bytes (limit {protocol.MAX_REPLY})"))
+                break
+            body = stream.read(size)
+            try:
+                inbox.put(protocol.parse(body))
+            except protocol.ProtocolError as exc:
+                inbox.put(exc)
+                break
+    finally:
+        stream.close()
+        inbox.put(None)
+
+
+class Sandboxed:
+    """One running worker: its pipes, its reader threads, and how to kill it."""
+
+    def __init__(self, mode, submission, numpy, output):
+        read_fd, write_fd = os.pipe()
+        self.proc, self.init = sandbox.spawn(mode, submission, numpy, write_fd)
+        os.close(write_fd)  # only the worker holds the write end: EOF means it is gone
+        self.mode, self.inbox = mode, queue.Queue()
+        self.threads = [threading.Thread(target=_read_frames, args=(read_fd, self.inbox), daemon=True),
+                        threading.Thread(target=_drain, args=(self.proc.stdout, output), daemon=True),
+                        threading.Thread(target=_drain, args=(self.proc.stderr, bytearray()), daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def send(self, message):
+        """Write one frame without blocking the parent (a worker that never reads cannot stall it)."""
+        def write():
+            try:
+                self.proc.stdin.write(worker.frame(message))
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+        threading.Thread(target=write, daemon=True).start()
+
+    def receive(self, seconds):
+        """The next reply; None when the worker is gone; "timeout"; or a ProtocolError."""
+        try:
+            return self.inbox.get(timeout=max(0.0, seconds))
+        except queue.Empty:
+            return "timeout"
+
+    def kill(self, run):
+        if self.mode == "process" and sandbox.numpy_mapped(self.proc):
+            run.numpy_seen = True
+        code = sandbox.kill(self.proc, self.init)
+        for t in self.threads:
+            t.join(timeout=2)
+        return code
+
+
+def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max_seconds=60.0):
+    """Send `requests` (one per case) to the submission at `path`; never raises for a bad submission."""
+    started = time.monotonic()
+    end = started + max_seconds
+    result = Run(outcomes=[None] * len(requests))
+    config = sandbox.worker_config(mode, path, display, functions, numpy, max_seconds)
+    timeouts, i = 0, 0
+    while i < len(requests):
+        box = Sandboxed(mode, path, numpy, result.output)
+        box.send(config)
+        first = box.receive(min(max(LOAD_TIMEOUT, timeout), end - time.monotonic()))
+        result.numpy_wanted |= isinstance(first, dict) and first.get("numpy_wanted") is True
+        if not (isinstance(first, dict) and first.get("event") == "loaded"):
+            code = None
+            if first is None:  # the worker is gone: let its exit code arrive before the kill
+                try:
+                    code = box.proc.wait(timeout=1)
+                except subprocess.TimeoutExpired:
+                    pass
+            killed = box.kill(result)
+            code = killed if code is None else code
+            reason = _load_failure(first, code)
+            if i == 0:
+                result.load_error = reason if isinstance(reason, dict) else {"type": "load", "message": reason}
+            else:
+                text = reason["message"] if isinstance(reason, dict) else reason
+                for j in range(i, len(requests)):
+                    result.outcomes[j] = {"failure": f"not run: when the submission was loaded again, {text}"}
+            break
+        while i < len(requests):
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            box.send(requests[i])
+            reply = box.receive(min(timeout, left))
+            i += 1
+            if reply == "timeout":
+                timeouts += 1
+                ran_out = timeout > left
+                result.outcomes[i - 1] = {"failure": f"the submission's total time ({max_seconds:g} s) ran out"
+                                          if ran_out else f"timed out after {timeout:g} s"}
+                break
+            if reply is None:
+                try:
+                    code = box.proc.wait(timeout=1)
+                except subprocess.TimeoutExpired:  # it closed the channel but lives on
+                    code = "unknown"
+                result.outcomes[i - 1] = {"failure": f"the worker exited (code {code}) during this case: "
+                                                     "os._exit, a signal or a crash"}
+                break
+            result.numpy_wanted |= isinstance(reply, dict) and reply.get("numpy_wanted") is True
+            try:
+                if isinstance(reply, protocol.ProtocolError):
+                    raise reply
+                result.outcomes[i - 1] = protocol.check_reply(reply, requests[i - 1])
+            except protocol.ProtocolError as exc:
+                result.outcomes[i - 1] = {"failure": f"the sandbox sent {exc}"}
+                break
+        box.kill(result)
+        if time.monotonic() >= end or timeouts >= MAX_TIMEOUTS:
+            why = (f"{MAX_TIMEOUTS} cases already timed out" if timeouts >= MAX_TIMEOUTS
+                   else f"the submission's total time ({max_seconds:g} s) ran out")
+            for j in range(i, len(requests)):
+                result.outcomes[j] = {"failure": f"not run: {why}"}
+            break
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _load_failure(first, code):
+    """The worker's load_error (a dict), or a sentence for a worker that never said 'loaded'."""
+    if isinstance(first, dict) and first.get("event") == "load_error" and type(first.get("error")) is dict:
+        return protocol.clean_exception(first["error"])
+    if first == "timeout":
+        return "it did not finish loading in time (an endless loop at import?)"
+    if first is None:
+        return f"the worker exited (code {code}) while loading (os._exit at import?)"
+    return "it wrote something that is not a reply to the grader's channel while loading"

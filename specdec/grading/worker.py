@@ -1,0 +1,261 @@
+"""The worker: the only grader code that runs INSIDE the sandbox, next to the submission.
+
+It is started as a script (`python -s -S -B worker.py REPLY_FD`), sees no course
+package, and does four things only: apply the resource limits, leave root if it
+was started as root, load the submission from source, and answer requests.
+A request names a function and a list of calls; the reply holds, per call, the
+returned value as plain JSON data or the exception it raised:
+
+    {"id": 7, "func": "softmax", "calls": [{"args": [[2.0, 1.0], 1.0]}]}
+    -> {"id": 7, "results": [{"value": [0.731..., 0.268...]}]}
+
+A batch stops at its first exception (which fails the case anyway).
+
+Nothing here compares, scores or counts: a submission can patch this module
+(it shares the process), so every judgment is made by the parent
+(`judge.py`, the exercise modules). Frames are `<length>\\n<json>` on stdin
+(requests) and on REPLY_FD (replies). Standard library only, by design.
+"""
+
+import json
+import os
+import random
+import sys
+import traceback
+
+MAX_FRAME = 64 * 1024 ** 2
+PLAIN_DEPTH = 32
+SOURCE = {}  # display name -> the submission's source lines (its file is not on the sandbox's path)
+
+
+def read_frame(stream):
+    """One JSON document from `stream`, or None at end of input."""
+    header = stream.readline(32)
+    if not header:
+        return None
+    size = int(header)
+    if not 0 <= size <= MAX_FRAME:
+        raise ValueError(f"frame of {size} bytes")
+    return json.loads(stream.read(size))
+
+
+def frame(message):
+    body = json.dumps(message).encode()
+    return str(len(body)).encode() + b"\n" + body
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def to_plain(value, depth=0):
+    """The returned value as JSON data; ints stay ints, bools bools, anything else is named, not trusted.
+
+    >>> to_plain({"a": (1, 2.5, None, True)})
+    {'a': [1, 2.5, None, True]}
+    >>> deep = []
+    >>> for _ in range(40): deep = [deep]
+    >>> to_plain(object()), to_plain(deep)
+    ({'$object': 'object'}, {'$object': 'a structure nested more than 32 levels'})
+    """
+    if depth == 0:
+        try:
+            return to_plain(value, 1)
+        except _TooDeep:
+            return {"$object": f"a structure nested more than {PLAIN_DEPTH} levels"}
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str):
+        return value
+    if depth > PLAIN_DEPTH:
+        raise _TooDeep
+    if kind is dict:
+        if not all(type(k) is str for k in value):
+            return {"$object": "dict with keys that are not str"}
+        return {k: to_plain(v, depth + 1) for k, v in value.items()}
+    if kind in (list, tuple):
+        return [to_plain(v, depth + 1) for v in value]
+    if getattr(kind, "__module__", "") == "numpy":  # NumPy scalars and arrays, converted by NumPy itself
+        if kind.__name__ == "ndarray":
+            return to_plain(value.tolist(), depth + 1)
+        item = value.item()
+        if type(item) in (bool, int, float):
+            return item
+    return {"$object": kind.__name__}
+
+
+def describe_exception(exc, display):
+    """What the parent shows for an exception: type, message, and the submission's line."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == display]
+    try:
+        message = str(exc)[:500]
+    except BaseException:
+        message = "(str() of the exception failed)"
+    info = {"type": type(exc).__name__, "message": message,
+            "builtin_types": [c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"]}
+    if frames:
+        line = frames[-1].lineno
+        lines = SOURCE.get(display)
+        text = lines[line - 1] if lines and 0 < line <= len(lines) else frames[-1].line
+        info.update(line=line, text=(text or "").strip()[:200])
+    if isinstance(exc, SyntaxError) and exc.filename == display:
+        info.update(line=exc.lineno, text=(exc.text or "").strip()[:200])
+    return info
+
+
+def build_arg(spec):
+    """JSON input -> call argument: {"$rng": s} is random.Random(s), {"$tuple": [...]} a tuple."""
+    if type(spec) is dict and list(spec) == ["$rng"]:
+        return random.Random(spec["$rng"])
+    if type(spec) is dict and list(spec) == ["$tuple"]:
+        return tuple(spec["$tuple"])
+    return spec
+
+
+def seed_globals(seed):
+    """Seed every generator a submission might use instead of its argument: same file, same score."""
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        try:
+            numpy.random.seed(seed % 2 ** 32)
+        except Exception:  # a broken or patched NumPy is the submission's business
+            pass
+
+
+def run_request(functions, request, display, in_process=False):
+    """Call the function once per call spec; return the reply (plain data).
+
+    Subtle: every call's arguments are its own objects (the request was parsed
+    from JSON, where each call spells them out), so a call that modifies its
+    inputs cannot change another call's.
+    """
+    fn = functions[request["func"]]
+    results = []
+    for call in request["calls"]:
+        if "globals" in call:
+            seed_globals(call["globals"])
+        args = [build_arg(a) for a in call["args"]]
+        try:
+            value = fn(*args)
+        except BaseException as exc:  # SystemExit too: the case fails, the run goes on
+            if in_process and isinstance(exc, KeyboardInterrupt):
+                raise
+            results.append({"raised": describe_exception(exc, display)})
+            break  # one exception fails the case: the rest of a batch would only cost time
+        try:
+            entry = {"value": to_plain(value)}
+            if request.get("echo_args"):
+                entry["args"] = [to_plain(a) for a in args if type(a) is not random.Random]
+        except BaseException as exc:  # e.g. a NumPy-like object whose conversion raises
+            results.append({"unconvertible": describe_exception(exc, display)})
+            break
+        results.append(entry)
+    return {"id": request["id"], "results": results}
+
+
+def apply_limits(limits):
+    import resource
+    for name, value in limits.items():
+        try:
+            resource.setrlimit(getattr(resource, name), (value, value))
+        except (ValueError, OSError):  # a lower hard limit is already in place: keep it
+            pass
+
+
+def leave_root(uid):
+    """As root inside bwrap: become `uid`, then enter a user namespace of our own (uid 1000 there).
+
+    Subtle: RLIMIT_NPROC does not bind root (kernel uid 0), so it only limits
+    processes after this; in the new user namespace the kernel counts this
+    sandbox's processes apart from any other.
+    """
+    import ctypes
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    libc.prctl(4, 1, 0, 0, 0)   # PR_SET_DUMPABLE: lets us write our own uid_map below
+    if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
+        for name, text in (("setgroups", "deny"), ("uid_map", f"1000 {uid} 1"), ("gid_map", f"1000 {uid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    libc.prctl(4, 0, 0, 0, 0)
+
+
+class _NumpyWatch:
+    """Meta-path finder: notes that the submission asked for NumPy; in `block` mode refuses it.
+
+    The note only decides whether the parent grades a second time with NumPy
+    available (never the bonus): a submission that hides it only loses that run.
+    """
+
+    def __init__(self, block):
+        self.block, self.wanted = block, False
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "numpy":
+            self.wanted = True
+            if self.block:
+                raise ImportError("NumPy is not available in this run (the plain-Python run)")
+        return None
+
+
+def load(config):
+    """Compile the submission from its source (never from a .pyc) and run its module code."""
+    import types
+    with open(config["path"], "rb") as f:
+        source = f.read()
+    SOURCE[config["display"]] = source.decode("utf-8", errors="replace").splitlines()
+    module = types.ModuleType("submission")
+    module.__file__ = config["display"]
+    sys.modules["submission"] = module
+    exec(compile(source, config["display"], "exec", dont_inherit=True), module.__dict__)
+    return module
+
+
+def main(argv):
+    reply_fd = int(argv[1])
+    stdin = os.fdopen(0, "rb")
+    write = os.write  # held before the submission can patch os
+
+    def send(message):
+        data = frame(message)
+        if len(data) > MAX_FRAME:
+            data = frame({"id": message.get("id"), "too_large": len(data)})
+        while data:
+            data = data[write(reply_fd, data):]
+
+    config = read_frame(stdin)
+    sys.path[:] = config["sys_path"] + [p for p in sys.path[1:] if p]  # drop the script's own directory
+    apply_limits(config["limits"])
+    if config.get("uid"):
+        leave_root(config["uid"])
+    watch = _NumpyWatch(config.get("block_numpy", False))
+    sys.meta_path.insert(0, watch)
+    display = config["display"]
+    try:
+        module = load(config)
+        missing = [n for n in config["functions"] if not callable(getattr(module, n, None))]
+    except BaseException as exc:
+        send({"event": "load_error", "error": describe_exception(exc, display), "numpy_wanted": watch.wanted})
+        os._exit(0)
+    if missing:
+        send({"event": "load_error", "error": {"type": "missing", "message": missing[0]}})
+        os._exit(0)
+    functions = {n: getattr(module, n) for n in config["functions"]}
+    send({"event": "loaded", "numpy_wanted": watch.wanted})
+    while True:
+        request = read_frame(stdin)
+        if request is None:
+            os._exit(0)  # skip atexit handlers and threads the submission left behind
+        try:
+            reply = run_request(functions, request, display)
+        except BaseException:
+            reply = {"id": request.get("id"), "worker_error": traceback.format_exc(limit=-3)[-1500:]}
+        reply["numpy_wanted"] = watch.wanted
+        send(reply)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,52 @@
+"""Hostile: tries to write 100 MB into /tmp and its work directory, then answers correctly.
+
+The file-size limit and the small private /tmp stop it with an OSError; nothing outside the
+sandbox is touched.
+"""
+import os
+
+written = 0
+for folder in ("/tmp", os.getcwd()):
+    try:
+        with open(os.path.join(folder, "fill.bin"), "wb") as f:
+            for _ in range(100):
+                f.write(b"x" * 1024 ** 2)
+                written += 1
+    except OSError:
+        pass
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def _verify(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            return {"accepted_tokens": accepted, "bonus_token": _argmax(_residual(p, q)),
+                    "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    if written >= 100:
+        raise RuntimeError("wrote 100 MB: no limit")
+    return _verify(draft_tokens, draft_probs, target_probs, random_samples)

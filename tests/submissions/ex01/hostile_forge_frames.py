@@ -1,0 +1,63 @@
+"""Hostile: writes forged frames on every descriptor, one kind of forgery per kind of case.
+
+Each forgery is a case the submission loses, never a crash of the grader: a reply for another
+request, an int of 5000 digits, JSON nested 100000 deep, duplicate keys, a frame that claims
+a terabyte, a reply that is not JSON at all.
+"""
+import os
+
+
+
+def frame(body):
+    return str(len(body)).encode() + b"\n" + body
+
+
+FORGERIES = [
+    frame(b'{"id": 999999, "results": [{"value": {"accepted_tokens": []}}]}'),
+    frame(b'{"id": 0, "v": ' + b"9" * 5000 + b"}"),
+    frame(b"[" * 100000 + b"]" * 100000),
+    frame(b'{"id": 1, "id": 2, "results": []}'),
+    b"999999999999\n",
+    b"not a frame at all\n",
+]
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def _verify(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            return {"accepted_tokens": accepted, "bonus_token": _argmax(_residual(p, q)),
+                    "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    if len(target_probs) in (0, 1):  # K = 0 cases, and the length check with one target row
+        forged = FORGERIES[(len(draft_probs) + len(random_samples) + sum(map(len, target_probs))) % len(FORGERIES)]
+        for fd in range(3, 64):
+            try:
+                os.write(fd, forged)
+            except OSError:
+                pass
+    return _verify(draft_tokens, draft_probs, target_probs, random_samples)

@@ -1,0 +1,51 @@
+"""Hostile: forks until the kernel says no (each child execs a sleeper marked MARKER), then answers correctly.
+
+The sandbox's process limit stops the bomb; killing the sandbox takes every child with it.
+"""
+import os
+import sys
+
+children = 0
+try:
+    for _ in range(200):
+        if os.fork() == 0:
+            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)", "MARKER"])
+        children += 1
+except OSError:
+    pass
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def _verify(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            return {"accepted_tokens": accepted, "bonus_token": _argmax(_residual(p, q)),
+                    "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    if children >= 200:
+        raise RuntimeError(f"forked {children} processes: no limit")
+    return _verify(draft_tokens, draft_probs, target_probs, random_samples)

