@@ -11,7 +11,7 @@ bonus_token is -1 where there is none; row b accepted draft_tokens[b, :acceptanc
 
     >>> import numpy as np
     >>> q = np.array([[[0.1, 0.2, 0.7], [0.2, 0.6, 0.2]], [[0.8, 0.2, 0.0], [0.5, 0.5, 0.0]]])
-    >>> p = np.array([[[0.05, 0.15, 0.8], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2]],    # row 0: the seed's example 1
+    >>> p = np.array([[[0.05, 0.15, 0.8], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2]],    # row 0: the graded problem's example 1
     ...               [[0.2, 0.8, 0.0], [0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]])    # row 1: 0.5 > 0.2 / 0.8
     >>> out = verify_batch(np.array([[2, 1], [0, 0]]), q, p, np.array([[0.5, 0.4], [0.5, 0.5]]))
     >>> out["acceptance_count"].tolist(), out["bonus_token"].tolist()

@@ -1,4 +1,4 @@
-"""The residual distribution, and the two ways to pick a token from a row: the seed's argmax and a draw.
+"""The residual distribution, and the two ways to pick a token from a row: the graded problem's argmax and a draw.
 
 When the target p rejects a drafted token, the replacement comes from what p
 has that q lacks (Leviathan et al. 2023, target p, draft q):
@@ -13,7 +13,7 @@ weight w in [0, 1]: normalize(max(0, w p - q)), and its mass
 `residual_mass(p, q, w)`. The graded rule picks from the residual with
 `argmax`; the lossless rules draw from it with `sample_from`.
 
-Convention (the seed leaves it open): if the residual has no mass, which with
+Convention (the graded problem leaves it open): if the residual has no mass, which with
 exact distributions can only happen when p == q (and then nothing is ever
 rejected), fall back to p itself. This is the fix for the 0/0 NaN that
 jaymody/speculative-sampling#5 shipped; vLLM v1 returned token 0 instead.
@@ -52,7 +52,7 @@ def residual_mass(p, q, weight=1.0):
 
 
 def argmax(row):
-    """Index of the largest entry; ties go to the lower index (the seed's rule).
+    """Index of the largest entry; ties go to the lower index (the graded problem's rule).
 
     >>> argmax([0.2, 0.4, 0.4])
     1

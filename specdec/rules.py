@@ -7,7 +7,7 @@ correction at the first failure, or the bonus after all K; None if there is no r
 They differ only in the test and in how y is picked:
 
     rule          keep x_i while                           then emit y                           distributed as p?
-    graded_rule   u_i <= min(1, p_i(x_i) / q_i(x_i))       argmax of the residual (or of p_K)    no: the seed's variant
+    graded_rule   u_i <= min(1, p_i(x_i) / q_i(x_i))       argmax of the residual (or of p_K)    no: the graded problem's variant
     token_rule    u_i <  min(1, p_i(x_i) / q_i(x_i))       a draw from the residual (or p_K)     yes (Leviathan et al.)
     block_rule    i < n, n = the LAST i with eta_i < h_i   a draw from the w_n-weighted residual yes, E[n] >= token's
     greedy_rule   x_i == argmax p_i                        argmax p_i (or p_K)                   it IS greedy decoding
@@ -41,7 +41,7 @@ TYPICAL_EPS, TYPICAL_DELTA = 0.09, 0.3
 
 # ---- the decisions, one scalar function each -------------------------------------------------------------
 def graded_accepts(u, px, qx):
-    """The seed's test, u <= min(1, p(x) / q(x)), with u in [0, 1].
+    """The graded problem's test, u <= min(1, p(x) / q(x)), with u in [0, 1].
 
     Written u <= p(x) / q(x): for u <= 1 the two agree (a ratio >= 1 passes both), and
     this form also works elementwise on NumPy arrays (`specdec.batched` can import it).

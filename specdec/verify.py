@@ -1,6 +1,6 @@
 """The graded rule: verify K drafted tokens against the target (plain Python).
 
-This is `verify_speculative_tokens` from the seed problem, exactly as posed.
+This is `verify_speculative_tokens` from the graded problem, exactly as posed.
 Notation (Leviathan et al. 2023), used everywhere in the kit: target p, draft q,
 K drafted tokens (gamma in the papers), uniform samples u.
 
@@ -25,9 +25,9 @@ Subtle: taking the argmax instead of *sampling* makes this graded variant
 deterministic, and it is therefore NOT lossless. `sampling.speculative_sample`
 is the real algorithm, whose output is distributed exactly as p.
 
-Conventions for what the seed leaves open (each one is tested):
+Conventions for what the graded problem leaves open (each one is tested):
 - Lengths: len(draft_probs) == len(random_samples) == K and len(target_probs) >= K,
-  else ValueError (the seed demands it).
+  else ValueError (the graded problem demands it).
 - K = 0: nothing to verify; bonus_token = argmax target_probs[0] if that row exists, else None.
 - Rows past K + 1 in target_probs are validated but never used.
 - A drafted token with q(x) = 0 raises ValueError: a draft model cannot propose it

@@ -125,7 +125,7 @@ def test_near_rows_are_rare_on_continuous_logits(dtype):
 
 
 def test_hand_worked_logits_and_temperature():
-    """z_p = log p + 3 is the seed's example 1 (logits are defined up to a constant per row): accepted, bonus 0.
+    """z_p = log p + 3 is the graded problem's example 1 (logits are defined up to a constant per row): accepted, bonus 0.
 
     At T = 2, row p_0 = softmax(log [0.2, 0.8] / 2) = [sqrt 0.2, sqrt 0.8] / (sqrt 0.2 + sqrt 0.8) = [1/3, 2/3]
     and q_0 = [sqrt 0.8, sqrt 0.2] / ... = [2/3, 1/3]: drafting 0 gives ratio (1/3) / (2/3) = 0.5, so u = 0.49

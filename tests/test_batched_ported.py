@@ -301,7 +301,7 @@ def test_difference_draft_probability_zero_is_refused():
 def test_difference_acceptance_at_equality():
     """vLLM v1 accepts when p/q >= u with u ~ U[0, 1), so u = 0 accepts even p(x) = 0 (a zero-probability token;
     u = 0 has probability 2**-24 in float32). Our sampler uses strict u < p/q: p(x) = 0 is never accepted.
-    Our graded rule (the seed problem's) has u <= p/q, like vLLM's: given u = 0 it accepts."""
+    Our graded rule (the graded problem's) has u <= p/q, like vLLM's: given u = 0 it accepts."""
     assert verify_batch([[0]], [[[0.5, 0.5]]], [[[0.0, 1.0]]], [[0.0]])["acceptance_count"].tolist() == [1]
     out = sample_batch([[0]] * 1000, np.full((1000, 1, 2), 0.5), np.tile([[[0.0, 1.0]]], (1000, 1, 1)), np.arange(1000))
     assert set(out["acceptance_count"].tolist()) == {0}

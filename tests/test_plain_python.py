@@ -1,11 +1,11 @@
 """The graded path is plain Python: `import specdec` and its functions work with NumPy blocked.
 
-The seed awards 10 bonus points for a plain-Python solution, and the kit promises
+The graded problem awards 10 bonus points for a plain-Python solution, and the kit promises
 that importing specdec imports no NumPy. A fresh interpreter (sys.executable) installs
 a meta-path finder that raises ImportError for 'numpy' and its submodules, proves the
 blocker works, then imports specdec and calls the plain-Python functions. Their results
 are compared with the same calls made here, in a process where NumPy is importable,
-and with the seed's expected output.
+and with the graded problem's expected output.
 """
 
 import inspect
@@ -90,7 +90,7 @@ def test_specdec_works_with_numpy_blocked():
     # and neither specdec nor anything it imported pulled in numpy
     assert child["numpy_modules"] == []
 
-    # the seed's example 1, verbatim, and the hand-worked rejection of test_verify.py
+    # the graded problem's example 1, verbatim, and the hand-worked rejection of test_verify.py
     assert child["seed_1"] == {"accepted_tokens": [2, 1], "bonus_token": 0, "acceptance_count": 2}
     assert child["rejection"] == {"accepted_tokens": [2], "bonus_token": 1, "acceptance_count": 1}
 

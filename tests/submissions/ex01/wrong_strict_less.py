@@ -1,4 +1,4 @@
-"""Wrong: strict u < min(1, p/q) instead of the seed's <=."""
+"""Wrong: strict u < min(1, p/q) instead of the graded problem's <=."""
 
 def _argmax(row):
     best = 0
