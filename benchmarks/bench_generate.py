@@ -9,15 +9,17 @@ run at every depth whose positions a chain also scores (width 2: depths 1 and
 The protocol (`specdec.measure`): every timed prompt is a fresh slice of the
 held-out end of the corpus, generated once by plain decoding and once by
 speculative decoding at one gamma, back to back, the side that goes first
-alternating. Each rule runs on a freshly loaded draft (no row cached by another
-rule's runs), after an untimed warm-up on other text. A speedup is total plain
+alternating. Each rule runs on a freshly loaded draft, after an untimed warm-up
+on other text, so all rules can run the same prompts, each new to the draft
+that meets it, and rules are compared on the same prompts (paired; a tree on
+those of the chain that scores as many positions). A speedup is total plain
 time / total speculative time over a gamma's prompts, with a 95% bootstrap
 interval over prompts, on CPU time (which other programs do not inflate) and on
 the wall clock; alpha (for a tree: the chance that a level keeps one of its
-children) and tokens per call are pooled the same way. The cost
-ratio c (a draft step on unseen contexts / a one-position target call) and
-r(gamma) (a call scoring gamma + 1 positions / one) are measured the same way,
-once per temperature, and give theory(c, r) = E(alpha, gamma) / (r(gamma) + gamma c);
+children) and tokens per call are pooled the same way. The cost ratio c (a
+draft step on unseen contexts / a one-position target call) and r(gamma) (a
+call scoring gamma + 1 positions / one) are measured the same way, once per
+temperature, and give theory(c, r) = E(alpha, gamma) / (r(gamma) + gamma c);
 for a tree, whose tokens per call E(alpha) does not describe, the measured
 tokens per call / (r(nodes) + c x draft contexts per call).
 
@@ -42,7 +44,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from specdec.decode import autoregressive_generate  # noqa: E402
-from specdec.measure import call_costs, compare, fresh_prompts, predicted_speedup, visited_contexts  # noqa: E402
+from specdec.measure import (call_costs, compare, fresh_prompts, predicted_speedup, ratio_difference_ci,  # noqa: E402
+                             visited_contexts)
 from specdec.models import load_pretrained  # noqa: E402
 from specdec.models.data import pydoc_text  # noqa: E402
 from specdec.theory import expected_tokens_per_step  # noqa: E402
@@ -54,7 +57,7 @@ RULES = {   # verify= name: what it does (greedy runs at temperature 0, the othe
     "typical": "Medusa's typical acceptance, eps 0.09, delta 0.3 (NOT lossless)",
     "tree": "a draft tree, --width children per node, verified by recursive rejection (lossless)",
 }
-WARMUP, COST = 8, 6     # prompts: untimed warm-up per rule (training text); c and r per temperature (held out)
+WARMUP, COST = 8, 6     # prompts: the untimed warm-up (training text); c and r, per temperature (held out)
 
 
 def ci(est, lo, hi, fmt="{:.2f}"):
@@ -72,14 +75,12 @@ def settings(rule, gammas, width):
     return [d for d in range(1, max(gammas) + 1) if tree_nodes(width, d) in gammas]
 
 
-def measure_costs(target, text, prompts, warmup, temperature, tokens, positions):
+def measure_costs(target, prompts, warmup, temperature, tokens, positions):
     """(c, {n: r(n)}, one-position call seconds) on a fresh draft, after a warm-up, on contexts it never saw."""
     draft, shadow = load_pretrained()[0], load_pretrained()[0]   # the shadow records contexts; draft stays cold
-    encode = target.encode
-    for p in warmup:
-        compare(draft, target, [encode(p)], [4], tokens, temperature)
-    texts = [encode(p) + autoregressive_generate(target, encode(p), tokens, temperature, rng=1) for p in prompts]
-    steps = visited_contexts(shadow, target, [encode(p) for p in prompts], 4, tokens, temperature)
+    compare(draft, target, warmup, [4], tokens, temperature)
+    texts = [p + autoregressive_generate(target, p, tokens, temperature, rng=1) for p in prompts]
+    steps = visited_contexts(shadow, target, prompts, 4, tokens, temperature)
     per_call, per_step = call_costs(draft, target, texts, temperature, positions=range(1, positions + 1),
                                     clock="cpu", draft_contexts=steps)
     return per_step / per_call[1], {n - 1: per_call[n] / per_call[1] for n in per_call}, per_call[1]
@@ -114,10 +115,15 @@ def rule_table(rule, temperature, cold, warm, cost, width):
     return out
 
 
+def paired(first, second):
+    """Tokens per call of `second` minus `first`, two Comparisons on the same prompts in the same order."""
+    return ratio_difference_ci(first.tokens, first.calls, second.tokens, second.calls)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer prompts per gamma and fewer gammas (~30 s)")
+    parser.add_argument("--quick", action="store_true", help="fewer prompts per gamma and fewer gammas (~15 s)")
     parser.add_argument("--rules", default=",".join(RULES), help="comma-separated verification rules")
     parser.add_argument("--temperature", type=float, default=1.0, help="of every rule but greedy (T = 0)")
     parser.add_argument("--width", type=int, default=2, help="children per node of the tree rule")
@@ -131,7 +137,7 @@ def main(argv=None):
         parser.error(f"--temperature is {args.temperature}: it must be > 0 (greedy is the temperature-0 rule)")
     if args.width < 1:
         parser.error(f"--width is {args.width}, it must be >= 1")
-    gammas = [1, 2, 4, 6] if args.quick else [1, 2, 3, 4, 6, 8]
+    gammas = [1, 2, 4, 6] if args.quick else list(range(1, 9))
     per_gamma = 8 if args.quick else 24
     plan = {rule: settings(rule, gammas, args.width) for rule in rules}
     if "tree" in plan and not plan["tree"]:
@@ -144,39 +150,40 @@ def main(argv=None):
     t_load = time.perf_counter()
     _, target = load_pretrained()
     t_load = time.perf_counter() - t_load
+    encode = target.encode
     text = pydoc_text()
     held_out = int(len(text) * 0.95)      # the text after this was never used to train either model
-    # Disjoint fresh prompts: held-out text for c and r and for the timed runs; training text for the warm-ups
-    need = COST * len(temps) + per_gamma * sum(map(len, plan.values()))
-    slots = (len(text) - held_out) // 32
-    if need > slots:
-        parser.error(f"this plan times {need} prompts, and the held-out text holds {slots}: fewer rules or --quick")
-    pool = iter(fresh_prompts(text, need, 32, seed=args.seed, start=held_out))
-    warmups = iter(fresh_prompts(text, WARMUP * (len(rules) + len(temps)), 32, seed=args.seed, stop=held_out))
-    encode = target.encode
+    # Disjoint fresh prompts: held-out text for c and r (per temperature) and for the timed runs, training text
+    # for the warm-up. Prompt k of gamma g is timed[k * len(gammas) + j], j the place of g (as compare assigns them).
+    held = [encode(p) for p in fresh_prompts(text, COST * len(temps) + per_gamma * len(gammas), 32, seed=args.seed,
+                                             start=held_out)]
+    cost_prompts, timed = held[:COST * len(temps)], held[COST * len(temps):]
+    by_gamma = {g: timed[j::len(gammas)] for j, g in enumerate(gammas)}
+    warmup = [encode(p) for p in fresh_prompts(text, WARMUP, 32, seed=args.seed, stop=held_out)]
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start; "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; models loaded in {t_load:.2f} s")
-    print(f"{per_gamma} fresh prompts per gamma (32 characters of held-out text each) x {args.tokens} new tokens")
+    print(f"{per_gamma} fresh prompts per gamma (32 characters of held-out text each) x {args.tokens} new tokens; "
+          f"every rule runs the same prompts, each rule on a freshly loaded draft")
     print("speedup: total plain time / total speculative time over a gamma's prompts [95% bootstrap interval over\n"
           "prompts], on the process's CPU time (which other programs' load does not inflate) and on the wall clock;\n"
           "cold = each prompt generated once, after a warm-up on other text; warm = the same prompts again\n")
 
     costs = {}
-    for t in temps:
-        costs[t] = c, r, one = measure_costs(target, text, [next(pool) for _ in range(COST)],
-                                             [next(warmups) for _ in range(WARMUP)], t, args.tokens, max(gammas) + 1)
+    for i, t in enumerate(temps):
+        costs[t] = c, r, one = measure_costs(target, cost_prompts[i * COST:(i + 1) * COST], warmup, t, args.tokens,
+                                             max(gammas) + 1)
         print(f"T = {t:g}, CPU time: target call {one * 1e6:.1f} us for 1 position; r(n) = cost(n + 1 positions) / "
               f"cost(1) for n = 1..{max(r)}: " + " ".join(f"{r[n]:.2f}" for n in sorted(r) if n) +
               f"; a draft step on unseen contexts: c = {c:.3f}")
     print("(wall / CPU time of the runs is 1.00 when nothing else runs)\n")
-    results = {}
+    results, runs = {}, {}
     for rule in rules:
         t, kw = temperature[rule], {"verify": rule, "width": args.width if rule == "tree" else None}
-        draft = load_pretrained()[0]      # fresh: no row cached by another rule's runs
-        warmup = [encode(next(warmups)) for _ in range(WARMUP)]
+        matched = [tree_nodes(args.width, d) for d in plan[rule]] if rule == "tree" else plan[rule]
+        prompts = [by_gamma[g][k] for k in range(per_gamma) for g in matched]
+        draft = load_pretrained()[0]      # fresh: it has seen none of these prompts, nor any other rule's rows
         compare(draft, target, warmup, plan[rule], args.tokens, t, **kw)   # untimed: code paths, common rows
-        prompts = [encode(next(pool)) for _ in range(per_gamma * len(plan[rule]))]
-        cold = compare(draft, target, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)
+        runs[rule] = cold = compare(draft, target, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)
         warm = compare(draft, target, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)
         results[rule] = rule_table(rule, t, cold, warm, costs[t], args.width)
 
@@ -189,17 +196,31 @@ def main(argv=None):
         label, pos, e, s, w, hot = max(rows.values(), key=lambda row: row[3][0])
         print(f"{rule:<8} {temperature[rule]:>3g} {label:>16} {pos:>8.2f} {ci(*e):>17} {ci(*s) + 'x':>17} "
               f"{ci(*w) + 'x':>17} {hot:>8.2f}x")
-    if "tree" in results and "token" in results:
-        print(f"\nat equal positions per call, T = {args.temperature:g}: the tree against the token rule's chain")
+    others = [rule for rule in ("block", "typical") if rule in runs]
+    if "token" in runs and others:
+        print(f"\ntokens per call against the token rule, T = {args.temperature:g}, on the same prompts: "
+              f"difference [95% paired bootstrap interval]")
+        header = f"{'gamma':>5} " + " ".join(f"{rule + ' - token':>22}" for rule in others)
+        print(header)
+        print("-" * len(header))
+        for g in gammas:
+            print(f"{g:>5} " + " ".join(f"{ci(*paired(runs['token'][g], runs[rule][g]), '{:+.3f}'):>22}"
+                                        for rule in others))
+        if "block" in others and 1 in gammas:   # a check of the pairing: the same seeds, the same draws
+            print("(at gamma 1 block verification is the token rule draw for draw: with the same seeds, the same text)")
+    if "tree" in runs and "token" in runs:
+        print(f"\nat equal positions per call, T = {args.temperature:g}: the tree against the token rule's chain, "
+              f"on the same prompts")
         header = (f"{'positions':>9} {'tree':>16} {'tok/call':>17} {'cold, CPU':>17} {'chain':>8} {'tok/call':>17} "
-                  f"{'cold, CPU':>17}")
+                  f"{'cold, CPU':>17} {'tok/call, tree - chain':>25}")
         print(header)
         print("-" * len(header))
         for d in plan["tree"]:
             n = tree_nodes(args.width, d)
             tl, _, te, ts, _, _ = results["tree"][d]
             cl, _, ce, cs, _, _ = results["token"][n]
-            print(f"{n + 1:>9} {tl:>16} {ci(*te):>17} {ci(*ts) + 'x':>17} {cl:>8} {ci(*ce):>17} {ci(*cs) + 'x':>17}")
+            print(f"{n + 1:>9} {tl:>16} {ci(*te):>17} {ci(*ts) + 'x':>17} {cl:>8} {ci(*ce):>17} {ci(*cs) + 'x':>17} "
+                  f"{ci(*paired(runs['token'][n], runs['tree'][d]), '{:+.3f}'):>25}")
     load = os.getloadavg()
     print(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
