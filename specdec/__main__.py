@@ -29,7 +29,7 @@ GREEN, RED, RESET = "\033[32m", "\033[31m", "\033[0m"
 WARMUP_PROMPT = "Assignment statements are used to (re)bind names to values"
 EXAMPLE = 'example:\n  python -m specdec generate --prompt "The assert statement " --gamma 4 --compare'
 RULES = ("token", "block", "greedy", "typical", "tree")   # speculative_generate's verify= choices
-TREE_WIDTH = 2              # speculative_generate's default width
+TREE_WIDTH = 2              # --width when not given (speculative_generate's default too)
 MAX_TREE_NODES = 1024       # width + width^2 + ... + width^gamma: a tree's nodes per target call
 
 
@@ -53,7 +53,8 @@ def generate(args):
     draft, target = load_pretrained()
     prompt = target.encode(args.prompt)
     run = (args.max_new_tokens, args.gamma, args.temperature, args.seed)
-    rule = {"verify": args.verify} if args.width is None else {"verify": args.verify, "width": args.width}
+    width = TREE_WIDTH if args.width is None else args.width    # passed on, so the width shown is the one used
+    rule = {"verify": args.verify, "width": width} if args.verify == "tree" else {"verify": args.verify}
     if args.compare:   # untimed: first allocations and code paths, on other text
         warm = target.encode(WARMUP_PROMPT)
         speculative_generate(draft, target, warm, min(args.max_new_tokens, 50), *run[1:], **rule)
@@ -71,7 +72,7 @@ def generate(args):
     legend = f"{GREEN}accepted draft{RESET}, {RED}target correction/bonus{RESET}" if colour else \
         "plain = accepted draft, [x] = target correction/bonus"
     print(f"legend: {legend}")
-    shape = f"width {args.width or TREE_WIDTH}, gamma {args.gamma} (the tree's depth)" if args.verify == "tree" else \
+    shape = f"width {width}, gamma {args.gamma} (the tree's depth)" if args.verify == "tree" else \
         f"gamma {args.gamma}"
     print(f"verify {args.verify}, {shape}, temperature {args.temperature:g}: {len(res.tokens)} tokens, "
           f"{res.target_calls} target calls, {res.draft_calls} draft calls")
