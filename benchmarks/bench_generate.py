@@ -1,25 +1,34 @@
-"""Wall-clock speedup of speculative generation over plain decoding, on prompts the process has not seen.
+"""Tokens per target call and wall-clock speedup of each verification rule, on prompts the process has not seen.
 
-The protocol (`specdec.measure`): after an untimed warm-up on other prompts,
-every timed prompt is a fresh slice of the held-out end of the corpus,
-generated once by plain decoding and once by speculative decoding at one gamma,
-back to back, the side that goes first alternating. A speedup is total plain
+The rules (`speculative_generate(..., verify=...)`): greedy (temperature 0),
+and token, block, typical and tree at --temperature (1 by default). A tree of
+width w and depth d scores w + ... + w^d nodes and the root in one call; it is
+run at every depth whose positions a chain also scores (width 2: depths 1 and
+2, the positions of gamma 2 and 6), and set beside the token rule there.
+
+The protocol (`specdec.measure`): every timed prompt is a fresh slice of the
+held-out end of the corpus, generated once by plain decoding and once by
+speculative decoding at one gamma, back to back, the side that goes first
+alternating. Each rule runs on a freshly loaded draft, after an untimed warm-up
+on other text, so all rules can run the same prompts, each new to the draft
+that meets it, and rules are compared on the same prompts (paired; a tree on
+those of the chain that scores as many positions). A speedup is total plain
 time / total speculative time over a gamma's prompts, with a 95% bootstrap
 interval over prompts, on CPU time (which other programs do not inflate) and on
-the wall clock; alpha and tokens per call are pooled the same way. The
-cost ratio c (a draft step on unseen contexts / a one-position target call) and
-r(gamma) (a call scoring gamma + 1 positions / one) are measured the same way
-(the draft on the contexts speculative decoding visits, recorded by a copy of
-the draft), and give the prediction theory(c, r) = E(alpha, gamma) / (r(gamma) + gamma c).
+the wall clock; alpha (for a tree: the chance that a level keeps one of its
+children) and tokens per call are pooled the same way. The cost ratio c (a
+draft step on unseen contexts / a one-position target call) and r(gamma) (a
+call scoring gamma + 1 positions / one) are measured the same way, once per
+temperature, and give theory(c, r) = E(alpha, gamma) / (r(gamma) + gamma c);
+for a tree, whose tokens per call E(alpha) does not describe, the measured
+tokens per call / (r(nodes) + c x draft contexts per call).
 
 "warm" repeats the same prompts afterwards: the draft has cached the rows
 those texts visit. It is shown beside the cold figure, never instead of it.
-theory(c, r) leaves out the per-token work around the model calls: plain
-decoding's choice of a token (an argmax, or a draw: ~3 us at T > 0) and
-speculative decoding's verification; they roughly cancel when greedy, and the
-draw makes sampled runs land a few percent above theory.
+theory(c, r) leaves out the per-token work around the model calls (plain
+decoding's draw: ~3 us at T > 0; verification in Python).
 
-    python benchmarks/bench_generate.py [--quick] [--modes greedy,sampled] [--verify token]
+    python benchmarks/bench_generate.py [--quick] [--rules greedy,token,block,typical,tree] [--width 2]
 """
 
 import argparse
@@ -35,97 +44,185 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from specdec.decode import autoregressive_generate  # noqa: E402
-from specdec.measure import call_costs, compare, fresh_prompts, predicted_speedup, visited_contexts  # noqa: E402
+from specdec.measure import (call_costs, compare, fresh_prompts, predicted_speedup, ratio_difference_ci,  # noqa: E402
+                             visited_contexts)
 from specdec.models import load_pretrained  # noqa: E402
 from specdec.models.data import pydoc_text  # noqa: E402
 from specdec.theory import expected_tokens_per_step  # noqa: E402
 
-MODES = {"greedy": 0.0, "sampled": 1.0}
-# The verification rules this benchmark can time. Today speculative_generate has one, its default;
-# a rule added there is benchmarked by adding its name here (passed on as verify=<name>).
-RULES = {"token": None}
+RULES = {   # verify= name: what it does (greedy runs at temperature 0, the others at --temperature)
+    "greedy": "keep drafts while they are argmax p (temperature 0)",
+    "token": "accept x ~ q with min(1, p/q), else draw from the residual (lossless)",
+    "block": "block verification, Sun et al. 2024 (lossless)",
+    "typical": "Medusa's typical acceptance, eps 0.09, delta 0.3 (NOT lossless)",
+    "tree": "a draft tree, --width children per node, verified by recursive rejection (lossless)",
+}
+WARMUP, COST = 8, 6     # prompts: the untimed warm-up (training text); c and r, per temperature (held out)
 
 
 def ci(est, lo, hi, fmt="{:.2f}"):
     return f"{fmt.format(est)} [{fmt.format(lo)}, {fmt.format(hi)}]"
 
 
+def tree_nodes(width, depth):
+    return sum(width ** k for k in range(1, depth + 1))
+
+
+def settings(rule, gammas, width):
+    """The gammas a rule runs at; for a tree, the depths whose nodes a chain of these gammas also scores."""
+    if rule != "tree":
+        return gammas
+    return [d for d in range(1, max(gammas) + 1) if tree_nodes(width, d) in gammas]
+
+
+def measure_costs(target, prompts, warmup, temperature, tokens, positions):
+    """(c, {n: r(n)}, one-position call seconds) on a fresh draft, after a warm-up, on contexts it never saw."""
+    draft, shadow = load_pretrained()[0], load_pretrained()[0]   # the shadow records contexts; draft stays cold
+    compare(draft, target, warmup, [4], tokens, temperature)
+    texts = [p + autoregressive_generate(target, p, tokens, temperature, rng=1) for p in prompts]
+    steps = visited_contexts(shadow, target, prompts, 4, tokens, temperature)
+    per_call, per_step = call_costs(draft, target, texts, temperature, positions=range(1, positions + 1),
+                                    clock="cpu", draft_contexts=steps)
+    return per_step / per_call[1], {n - 1: per_call[n] / per_call[1] for n in per_call}, per_call[1]
+
+
+def rule_table(rule, temperature, cold, warm, cost, width):
+    """Print one rule's table; return {setting: (label, positions per call, tok/call, cold CPU, cold wall, warm)}."""
+    c, r, _ = cost
+    tree = rule == "tree"
+    busy = np.median([w / c_ for res in cold.values() for side in ("plain", "spec")
+                      for w, c_ in zip(res.times[side, "wall"], res.times[side, "cpu"])])
+    print(f"{rule} (T = {temperature:g}): {RULES[rule]}; wall / CPU time of the runs (median) {busy:.2f}")
+    header = (f"{'depth' if tree else 'gamma':>5} {'pos/call':>8} {'alpha':>19} {'tok/call':>17} {'E(alpha)':>8} "
+              f"{'cold, CPU':>17} {'cold, wall':>17} {'theory(c,r)':>11} {'CPU/theory':>10} {'warm, CPU':>9}")
+    print(header)
+    print("-" * len(header))
+    out = {}
+    for g, res in cold.items():
+        a, e = res.alpha(), res.tokens_per_call()
+        s, w, hot = (x.total_speedup(clock) for x, clock in ((res, "cpu"), (res, "wall"), (warm[g], "cpu")))
+        pos = sum(res.positions) / sum(res.calls)
+        if tree:   # measured tokens per call over the call's cost: r at its nodes, c per draft context
+            theory = e[0] / (r[tree_nodes(width, g)] + c * sum(res.drafts) / sum(res.calls))
+            expected = "-"
+        else:
+            theory, expected = predicted_speedup(a[0], g, c, r[g]), f"{expected_tokens_per_step(a[0], g):.2f}"
+        print(f"{g:>5} {pos:>8.2f} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {expected:>8} {ci(*s) + 'x':>17} "
+              f"{ci(*w) + 'x':>17} {theory:>10.2f}x {s[0] / theory:>9.2f}x {hot[0]:>8.2f}x")
+        label = f"width {width} depth {g}" if tree else f"gamma {g}"
+        out[g] = label, pos, e, s, w, hot[0]
+    print()
+    return out
+
+
+def paired(first, second):
+    """Tokens per call of `second` minus `first`, two Comparisons on the same prompts in the same order."""
+    return ratio_difference_ci(first.tokens, first.calls, second.tokens, second.calls)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer prompts per gamma and fewer gammas (~15 s)")
-    parser.add_argument("--modes", default="greedy,sampled", help="comma-separated: greedy (T = 0), sampled (T = 1)")
-    parser.add_argument("--verify", default="token", choices=sorted(RULES), help="verification rule")
+    parser.add_argument("--rules", default=",".join(RULES), help="comma-separated verification rules")
+    parser.add_argument("--temperature", type=float, default=1.0, help="of every rule but greedy (T = 0)")
+    parser.add_argument("--width", type=int, default=2, help="children per node of the tree rule")
     parser.add_argument("--tokens", type=int, default=200, help="new tokens per prompt")
     parser.add_argument("--seed", type=int, default=0, help="picks the prompts")
     args = parser.parse_args(argv)
-    gammas = [1, 2, 3, 4, 6, 8] if args.quick else list(range(1, 9))
+    rules = [m.strip() for m in args.rules.split(",")]
+    if any(m not in RULES for m in rules) or len(set(rules)) < len(rules):
+        parser.error(f"--rules: {args.rules!r}; choose each at most once from {', '.join(RULES)}")
+    if not args.temperature > 0:
+        parser.error(f"--temperature is {args.temperature}: it must be > 0 (greedy is the temperature-0 rule)")
+    if args.width < 1:
+        parser.error(f"--width is {args.width}, it must be >= 1")
+    gammas = [1, 2, 4, 6] if args.quick else list(range(1, 9))
     per_gamma = 8 if args.quick else 24
-    modes = [m.strip() for m in args.modes.split(",")]
-    if any(m not in MODES for m in modes):
-        parser.error(f"--modes: unknown mode in {args.modes!r}; choose from {', '.join(MODES)}")
+    plan = {rule: settings(rule, gammas, args.width) for rule in rules}
+    if "tree" in plan and not plan["tree"]:
+        parser.error(f"--width {args.width}: no tree depth scores as many positions as a chain of gamma "
+                     f"{', '.join(map(str, gammas))}")
+    temperature = {rule: 0.0 if rule == "greedy" else args.temperature for rule in rules}
+    temps = sorted(set(temperature.values()))
 
     load = os.getloadavg()
     t_load = time.perf_counter()
-    draft, target = load_pretrained()
+    _, target = load_pretrained()
     t_load = time.perf_counter() - t_load
-    shadow, _ = load_pretrained()          # records the contexts c is measured on, so that `draft` stays cold
+    encode = target.encode
     text = pydoc_text()
     held_out = int(len(text) * 0.95)      # the text after this was never used to train either model
-    n = len(gammas) * per_gamma
-    # Disjoint fresh prompts: per mode, a warm-up set, a set for c and r, and the timed set.
-    per_mode = 8 + 6 + n
-    pool = fresh_prompts(text, per_mode * len(modes), 32, seed=args.seed, start=held_out)
-    encode = target.encode
+    # Disjoint fresh prompts: held-out text for c and r (per temperature) and for the timed runs, training text
+    # for the warm-up. Prompt k of gamma g is timed[k * len(gammas) + j], j the place of g (as compare assigns them).
+    held = [encode(p) for p in fresh_prompts(text, COST * len(temps) + per_gamma * len(gammas), 32, seed=args.seed,
+                                             start=held_out)]
+    cost_prompts, timed = held[:COST * len(temps)], held[COST * len(temps):]
+    by_gamma = {g: timed[j::len(gammas)] for j, g in enumerate(gammas)}
+    warmup = [encode(p) for p in fresh_prompts(text, WARMUP, 32, seed=args.seed, stop=held_out)]
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start; "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; models loaded in {t_load:.2f} s")
     print(f"{per_gamma} fresh prompts per gamma (32 characters of held-out text each) x {args.tokens} new tokens; "
-          f"verification rule: {args.verify}")
+          f"every rule runs the same prompts, each rule on a freshly loaded draft")
     print("speedup: total plain time / total speculative time over a gamma's prompts [95% bootstrap interval over\n"
           "prompts], on the process's CPU time (which other programs' load does not inflate) and on the wall clock;\n"
-          "cold = each prompt generated once, after a warm-up on other prompts; warm = the same prompts again\n")
+          "cold = each prompt generated once, after a warm-up on other text; warm = the same prompts again\n")
 
-    for m, mode in enumerate(modes):
-        temperature = MODES[mode]
-        warmup, cost_prompts, timed = (pool[m * per_mode:][a:b] for a, b in ((0, 8), (8, 14), (14, per_mode)))
-        for p in warmup:  # untimed: first allocations, code paths, the short contexts' rows
-            compare(draft, target, [encode(p)], [4], args.tokens, temperature)
-        texts = [encode(p) + autoregressive_generate(target, encode(p), args.tokens, temperature, rng=1)
-                 for p in cost_prompts]  # text the draft has never been asked about
-        # c on the contexts speculative decoding visits (a copy of the draft records them; ours never saw them)
-        steps = visited_contexts(shadow, target, [encode(p) for p in cost_prompts], 4, args.tokens, temperature)
-        target_cost, draft_cost = call_costs(draft, target, texts, temperature, clock="cpu", draft_contexts=steps)
-        c = draft_cost / target_cost[1]
-        r = {g: target_cost[g + 1] / target_cost[1] for g in range(1, 9)}
-        prompts = [encode(p) for p in timed]
-        cold = compare(draft, target, prompts, gammas, args.tokens, temperature, seed=args.seed,
-                       verify=RULES[args.verify])
-        warm = compare(draft, target, prompts, gammas, args.tokens, temperature, seed=args.seed,
-                       verify=RULES[args.verify])
-        busy = np.median([w / c_ for res in cold.values() for side in ("plain", "spec")
-                          for w, c_ in zip(res.times[side, "wall"], res.times[side, "cpu"])])
-        print(f"{mode} (T = {temperature:g}), CPU time: target call {target_cost[1] * 1e6:.1f} us for 1 position, "
-              f"r(gamma) = cost(gamma + 1 positions) / cost(1): " + " ".join(f"{r[g]:.2f}" for g in range(1, 9)))
-        print(f"{' ' * len(mode)}  draft step on unseen contexts {draft_cost * 1e6:.2f} us: c = {c:.3f}; "
-              f"wall / CPU time of the runs (median): {busy:.2f} (1.00 when nothing else runs)")
-        header = (f"{'gamma':>5} {'alpha':>19} {'tok/call':>17} {'E(alpha)':>8} {'cold, CPU':>17} "
-                  f"{'cold, wall':>17} {'theory(c,r)':>11} {'CPU/theory':>10} {'warm, CPU':>9}")
+    costs = {}
+    for i, t in enumerate(temps):
+        costs[t] = c, r, one = measure_costs(target, cost_prompts[i * COST:(i + 1) * COST], warmup, t, args.tokens,
+                                             max(gammas) + 1)
+        print(f"T = {t:g}, CPU time: target call {one * 1e6:.1f} us for 1 position; r(n) = cost(n + 1 positions) / "
+              f"cost(1) for n = 1..{max(r)}: " + " ".join(f"{r[n]:.2f}" for n in sorted(r) if n) +
+              f"; a draft step on unseen contexts: c = {c:.3f}")
+    print("(wall / CPU time of the runs is 1.00 when nothing else runs)\n")
+    results, runs = {}, {}
+    for rule in rules:
+        t, kw = temperature[rule], {"verify": rule, "width": args.width if rule == "tree" else None}
+        matched = [tree_nodes(args.width, d) for d in plan[rule]] if rule == "tree" else plan[rule]
+        prompts = [by_gamma[g][k] for k in range(per_gamma) for g in matched]
+        draft = load_pretrained()[0]      # fresh: it has seen none of these prompts, nor any other rule's rows
+        compare(draft, target, warmup, plan[rule], args.tokens, t, **kw)   # untimed: code paths, common rows
+        runs[rule] = cold = compare(draft, target, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)
+        warm = compare(draft, target, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)
+        results[rule] = rule_table(rule, t, cold, warm, costs[t], args.width)
+
+    print("each rule at its best gamma by cold CPU speedup (warm beside it, never instead of it):")
+    header = (f"{'rule':<8} {'T':>3} {'at':>16} {'pos/call':>8} {'tok/call':>17} {'cold, CPU':>17} "
+              f"{'cold, wall':>17} {'warm, CPU':>9}")
+    print(header)
+    print("-" * len(header))
+    for rule, rows in results.items():
+        label, pos, e, s, w, hot = max(rows.values(), key=lambda row: row[3][0])
+        print(f"{rule:<8} {temperature[rule]:>3g} {label:>16} {pos:>8.2f} {ci(*e):>17} {ci(*s) + 'x':>17} "
+              f"{ci(*w) + 'x':>17} {hot:>8.2f}x")
+    others = [rule for rule in ("block", "typical") if rule in runs]
+    if "token" in runs and others:
+        print(f"\ntokens per call against the token rule, T = {args.temperature:g}, on the same prompts: "
+              f"difference [95% paired bootstrap interval]")
+        header = f"{'gamma':>5} " + " ".join(f"{rule + ' - token':>22}" for rule in others)
         print(header)
         print("-" * len(header))
-        best = None
         for g in gammas:
-            a, e = cold[g].alpha(), cold[g].tokens_per_call()
-            s, w, hot = (res.total_speedup(clock) for res, clock in ((cold[g], "cpu"), (cold[g], "wall"), (warm[g], "cpu")))
-            theory = predicted_speedup(a[0], g, c, r[g])
-            print(f"{g:>5} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {expected_tokens_per_step(a[0], g):>8.2f} "
-                  f"{ci(*s) + 'x':>17} {ci(*w) + 'x':>17} {theory:>10.2f}x {s[0] / theory:>9.2f}x {hot[0]:>8.2f}x")
-            if best is None or s[0] > best[1][0]:
-                best = g, s, w, theory
-        g, s, w, theory = best
-        print(f"best gamma {g}: cold speedup {ci(*s)}x CPU time, {ci(*w)}x wall clock; "
-              f"CPU figure {s[0] / theory - 1:+.0%} from theory(c, r) = {theory:.2f}x\n")
+            print(f"{g:>5} " + " ".join(f"{ci(*paired(runs['token'][g], runs[rule][g]), '{:+.3f}'):>22}"
+                                        for rule in others))
+        if "block" in others and 1 in gammas:   # a check of the pairing: the same seeds, the same draws
+            print("(at gamma 1 block verification is the token rule draw for draw: with the same seeds, the same text)")
+    if "tree" in runs and "token" in runs:
+        print(f"\nat equal positions per call, T = {args.temperature:g}: the tree against the token rule's chain, "
+              f"on the same prompts")
+        header = (f"{'positions':>9} {'tree':>16} {'tok/call':>17} {'cold, CPU':>17} {'chain':>8} {'tok/call':>17} "
+                  f"{'cold, CPU':>17} {'tok/call, tree - chain':>25}")
+        print(header)
+        print("-" * len(header))
+        for d in plan["tree"]:
+            n = tree_nodes(args.width, d)
+            tl, _, te, ts, _, _ = results["tree"][d]
+            cl, _, ce, cs, _, _ = results["token"][n]
+            print(f"{n + 1:>9} {tl:>16} {ci(*te):>17} {ci(*ts) + 'x':>17} {cl:>8} {ci(*ce):>17} {ci(*cs) + 'x':>17} "
+                  f"{ci(*paired(runs['token'][n], runs['tree'][d]), '{:+.3f}'):>25}")
     load = os.getloadavg()
-    print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+    print(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
 
 

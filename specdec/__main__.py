@@ -2,6 +2,10 @@
 
     python -m specdec generate --prompt "The " --gamma 4 --compare
 
+`--verify` picks the verification rule (`specdec.decode`): token (the default),
+block, greedy (temperature 0 only), typical (Medusa's; not lossless) or tree
+(`--width` children per node, `--gamma` levels deep).
+
 Accepted draft tokens are shown in green and the target's corrections or
 bonus tokens in red when stdout is a terminal (and NO_COLOR is not set);
 otherwise every target token is put in [brackets], so a file keeps the
@@ -24,6 +28,9 @@ GREEN, RED, RESET = "\033[32m", "\033[31m", "\033[0m"
 # The untimed warm-up runs on this text, never on the user's prompt (no row of it gets cached).
 WARMUP_PROMPT = "Assignment statements are used to (re)bind names to values"
 EXAMPLE = 'example:\n  python -m specdec generate --prompt "The assert statement " --gamma 4 --compare'
+RULES = ("token", "block", "greedy", "typical", "tree")   # speculative_generate's verify= choices
+TREE_WIDTH = 2              # --width when not given (speculative_generate's default too)
+MAX_TREE_NODES = 1024       # width + width^2 + ... + width^gamma: a tree's nodes per target call
 
 
 def render(text_of, tokens, from_draft, colour):
@@ -46,15 +53,17 @@ def generate(args):
     draft, target = load_pretrained()
     prompt = target.encode(args.prompt)
     run = (args.max_new_tokens, args.gamma, args.temperature, args.seed)
+    width = TREE_WIDTH if args.width is None else args.width    # passed on, so the width shown is the one used
+    rule = {"verify": args.verify, "width": width} if args.verify == "tree" else {"verify": args.verify}
     if args.compare:   # untimed: first allocations and code paths, on other text
         warm = target.encode(WARMUP_PROMPT)
-        speculative_generate(draft, target, warm, min(args.max_new_tokens, 50), *run[1:])
+        speculative_generate(draft, target, warm, min(args.max_new_tokens, 50), *run[1:], **rule)
         autoregressive_generate(target, warm, min(args.max_new_tokens, 50), args.temperature, args.seed)
         t0, c0 = time.perf_counter(), time.process_time()
         plain = autoregressive_generate(target, prompt, args.max_new_tokens, args.temperature, args.seed)
         t_plain, c_plain = time.perf_counter() - t0, time.process_time() - c0
     t0, c0 = time.perf_counter(), time.process_time()
-    res = speculative_generate(draft, target, prompt, *run)
+    res = speculative_generate(draft, target, prompt, *run, **rule)
     t_spec, c_spec = time.perf_counter() - t0, time.process_time() - c0
 
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -63,7 +72,9 @@ def generate(args):
     legend = f"{GREEN}accepted draft{RESET}, {RED}target correction/bonus{RESET}" if colour else \
         "plain = accepted draft, [x] = target correction/bonus"
     print(f"legend: {legend}")
-    print(f"gamma {args.gamma}, temperature {args.temperature:g}: {len(res.tokens)} tokens, "
+    shape = f"width {width}, gamma {args.gamma} (the tree's depth)" if args.verify == "tree" else \
+        f"gamma {args.gamma}"
+    print(f"verify {args.verify}, {shape}, temperature {args.temperature:g}: {len(res.tokens)} tokens, "
           f"{res.target_calls} target calls, {res.draft_calls} draft calls")
     if math.isnan(res.alpha):
         print("measured alpha: none (no draft was tested: gamma 0 or no tokens)")
@@ -79,12 +90,21 @@ def generate(args):
         print("  (one run is noisy: benchmarks/bench_generate.py gives intervals over many prompts)")
         if args.temperature == 0:
             print(f"identical to plain greedy decoding: {plain == res.tokens}")
+        elif args.verify == "typical":
+            print(f"plain decoding drew {len(plain)} tokens (not shown); typical acceptance is not lossless: "
+                  "its text is not distributed as the target's")
         else:
             print(f"plain decoding drew {len(plain)} tokens: another sample of the same distribution (not shown)")
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Defaults after every option's help, and the example in the epilog kept as written."""
+    """Defaults after every option's help, and the example in the epilog kept as written.
+
+    An option whose default is None (it depends on another option) states its default in its own help.
+    """
+
+    def _get_help_string(self, action):
+        return action.help if action.default is None else super()._get_help_string(action)
 
 
 def parser():
@@ -103,6 +123,11 @@ def parser():
                    help="sampling temperature; 0 = greedy (the output then equals the target's greedy text)")
     g.add_argument("--max-new-tokens", metavar="N", type=int, default=200, help="tokens to generate")
     g.add_argument("--seed", metavar="S", type=int, default=0, help="random seed for sampling (temperature > 0)")
+    g.add_argument("--verify", choices=RULES, default="token",
+                   help="verification rule; greedy needs temperature 0, typical is not lossless, tree drafts "
+                        "--width children per node, --gamma levels deep")
+    g.add_argument("--width", metavar="W", type=int, default=None,
+                   help=f"children per node of the draft tree; only with --verify tree (default: {TREE_WIDTH})")
     g.add_argument("--compare", action="store_true",
                    help="also run plain decoding, and time both on this prompt (cold: new to the process)")
     return top, g
@@ -115,6 +140,23 @@ def check(args, g):
             g.error(f"--{name.replace('_', '-')} is {getattr(args, name)}, it must be >= 0")
     if not 0 <= args.temperature < math.inf:      # also refuses nan
         g.error(f"--temperature is {args.temperature}, it must be a finite number >= 0")
+    if args.verify == "greedy" and args.temperature != 0:
+        g.error(f"--verify greedy decodes at temperature 0, got --temperature {args.temperature:g}")
+    if args.width is not None and args.verify != "tree":
+        g.error(f"--width is an option of --verify tree, not of --verify {args.verify}")
+    if args.verify == "tree":
+        width = TREE_WIDTH if args.width is None else args.width
+        if width < 1:
+            g.error(f"--width is {width}, it must be >= 1")
+        # Subtle: a tree has width + ... + width^depth nodes; a big one would hang, so refuse it. The depth is
+        # gamma, or less when fewer tokens remain (the loop never drafts past the end).
+        depth, nodes, level = min(args.gamma, max(args.max_new_tokens - 1, 0)), 0, 1
+        for _ in range(depth):
+            level *= width
+            nodes += level
+            if nodes > MAX_TREE_NODES:
+                g.error(f"--width {width} and --gamma {args.gamma} make a tree of more than {MAX_TREE_NODES} "
+                        "nodes per target call")
 
 
 def main(argv=None):

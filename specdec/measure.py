@@ -109,6 +109,8 @@ class Comparison:
     tested: list = field(default_factory=list)       # drafts tested (a draft after a rejection is not)
     tokens: list = field(default_factory=list)
     calls: list = field(default_factory=list)        # target calls
+    positions: list = field(default_factory=list)    # positions the target scored (gamma + 1 a call; tree nodes + 1)
+    drafts: list = field(default_factory=list)       # contexts the draft scored
 
     def speedup(self, clock="wall", **kw):
         """(median over prompts of t_plain / t_spec on `clock` ("wall" or "cpu"), low, high)."""
@@ -126,17 +128,17 @@ class Comparison:
         return ratio_ci(self.tokens, self.calls, **kw)
 
 
-def compare(draft, target, prompts, gammas, max_new_tokens, temperature=0.0, seed=0, verify=None):
+def compare(draft, target, prompts, gammas, max_new_tokens, temperature=0.0, seed=0, **options):
     """Plain against speculative decoding, every prompt generated once by each side: {gamma: Comparison}.
 
     Prompt i is run at gamma = gammas[i % len(gammas)], so each gamma gets its own prompts and no
     draft row is reused from a previous gamma's run on the same text. Plain goes first on every
-    other round. `verify` (a verification rule) is passed on only when given.
+    other round. `options` (verify=, width=, ...) go to speculative_generate, those set to None left out.
     """
     from .decode import autoregressive_generate, speculative_generate
 
     out = {g: Comparison(g) for g in gammas}
-    extra = {} if verify is None else {"verify": verify}
+    extra = {name: value for name, value in options.items() if value is not None}
     for i, prompt in enumerate(prompts):
         res = out[gammas[i % len(gammas)]]
         # Subtle: alternate on the round, not on i: with an even number of gammas, i % 2 would put the
@@ -155,6 +157,8 @@ def compare(draft, target, prompts, gammas, max_new_tokens, temperature=0.0, see
         res.tested.append(sum(a + (a < d) for a, d in zip(s.accepted, s.drafted)))
         res.tokens.append(len(s.tokens))
         res.calls.append(s.target_calls)
+        res.positions.append(sum(s.scored))
+        res.drafts.append(s.draft_calls)
     return out
 
 

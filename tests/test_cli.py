@@ -2,7 +2,8 @@
 
 Whatever the arguments, no traceback may reach stderr, and the exit code says what happened:
 0 done, 2 a bad argument (the command's usage, then one error line), 1 stdout closed early.
-The independent reference for the generated text is greedy decoding itself.
+The independent references for the generated text: greedy decoding itself at temperature 0, and the
+library's speculative_generate with the same rule, options and seed when sampling.
 """
 
 import os
@@ -53,6 +54,15 @@ GOOD = [
     (["--max-new-tokens", "0"], ["0 tokens, 0 target calls", "measured alpha: none"]),
     (["--prompt", "", "--max-new-tokens", "5", "--gamma", "9"], ["5 tokens"]),
     (["--prompt", "\u00e9\u2603\n", "--max-new-tokens", "5"], ["5 tokens"]),
+    # every rule at T = 0 is greedy decoding (a tree drafts the top `width` ids of q)
+    (["--verify", "greedy", "--gamma", "5", "--max-new-tokens", "30", "--compare"],
+     ["verify greedy, gamma 5", "identical to plain greedy decoding: True"]),
+    # the node limit counts only the levels that fit in the tokens asked for: depth 12 is 5 here (363 nodes)
+    (["--verify", "tree", "--width", "3", "--gamma", "12", "--max-new-tokens", "6", "--compare"],
+     ["verify tree, width 3, gamma 12 (the tree's depth)", "6 tokens", "identical to plain greedy decoding: True"]),
+    # typical acceptance at T > 0 is not the target's distribution: the output says so, not "the same distribution"
+    (["--verify", "typical", "--temperature", "1", "--max-new-tokens", "20", "--compare"],
+     ["verify typical", "typical acceptance is not lossless"]),
 ]
 
 
@@ -67,16 +77,35 @@ BAD = [
     (["--temperature", "nan"], "--temperature is nan, it must be a finite number >= 0"),
     (["--temperature", "inf"], "--temperature is inf, it must be a finite number >= 0"),
     (["--bogus", "1"], "unrecognized arguments: --bogus 1"),
+    (["--verify"], "argument --verify: expected one argument"),
+    (["--verify", "bogus"], "argument --verify: invalid choice: 'bogus' (choose from ..."),   # its tail: Python's
+    (["--width", "3"], "--width is an option of --verify tree, not of --verify token"),
+    (["--verify", "block", "--width", "2"], "--width is an option of --verify tree, not of --verify block"),
+    (["--verify", "greedy", "--temperature", "0.7"], "--verify greedy decodes at temperature 0, got --temperature 0.7"),
+    (["--verify", "tree", "--width", "0"], "--width is 0, it must be >= 1"),
+    (["--verify", "tree", "--width", "-3"], "--width is -3, it must be >= 1"),
+    (["--verify", "tree", "--width", "x"], "argument --width: invalid int value: 'x'"),
+    # 40 + 40^2 = 1640 nodes; width 2 at depth 10 already has 2046 (a tree that would hang is refused)
+    (["--verify", "tree", "--width", "40", "--gamma", "2"],
+     "--width 40 and --gamma 2 make a tree of more than 1024 nodes per target call"),
+    (["--verify", "tree", "--gamma", "12"], "--width 2 and --gamma 12 make a tree of more than 1024 nodes per target call"),
 ]
 BAD_COMMAND = [([], "the following arguments are required: command"), (["frobnicate"], "invalid choice: 'frobnicate'")]
 GREEDY = ("generate", "--prompt", "If the ", "--gamma", "5", "--max-new-tokens", "40")
+# sampled runs with options: the CLI must pass --verify, --width and --seed through to speculative_generate
+SAMPLED = [("block", None, 4), ("tree", 3, 2)]
+
+
+def sampled_args(verify, width, gamma):
+    return ("generate", "--prompt", "If the ", "--temperature", "1", "--seed", "5", "--max-new-tokens", "30",
+            "--gamma", str(gamma), "--verify", verify, *(() if width is None else ("--width", str(width))))
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _start_every_row():
     # all rows' processes start when the module's first test runs, four at a time; each test waits for its own
     for args in ([("generate", *a) for a, _ in GOOD] + HELP + [("generate", *a) for a, _ in BAD]
-                 + [tuple(a) for a, _ in BAD_COMMAND] + [GREEDY]):
+                 + [tuple(a) for a, _ in BAD_COMMAND] + [GREEDY] + [sampled_args(*row) for row in SAMPLED]):
         if args not in _RUNS:
             _RUNS[args] = _POOL.submit(_run, args)
 
@@ -91,14 +120,33 @@ def test_good_arguments(args, expected):
     assert "\033[" not in out.stdout                     # not a terminal: brackets, no colour codes
 
 
-def test_greedy_text_is_greedy_decoding():
-    from specdec.decode import autoregressive_generate
+@pytest.fixture(scope="module")
+def models():
     from specdec.models import load_pretrained
-    _, target = load_pretrained()
+    return load_pretrained()
+
+
+def test_greedy_text_is_greedy_decoding(models):
+    from specdec.decode import autoregressive_generate
+    _, target = models
     out = run(*GREEDY)
     marked = out.stdout.split("\n\nlegend:")[0]          # target tokens are shown as [x]
     expected = "If the " + target.decode(autoregressive_generate(target, target.encode("If the "), 40))
     assert re.sub(r"\[(.)\]", r"\1", marked, flags=re.S) == expected
+
+
+@pytest.mark.parametrize("verify, width, gamma", SAMPLED)
+def test_sampled_text_and_marks_are_speculative_generates(models, verify, width, gamma):
+    # the reference: the library called with the same options and seed; every target token is shown as [x]
+    from specdec.decode import speculative_generate
+    draft, target = models
+    res = speculative_generate(draft, target, target.encode("If the "), 30, gamma, 1.0, 5, verify=verify,
+                               **({} if width is None else {"width": width}))
+    out = run(*sampled_args(verify, width, gamma))
+    no_traceback(out)
+    shown = "".join(target.decode([t]) if ok else f"[{target.decode([t])}]" for t, ok in zip(res.tokens, res.from_draft))
+    assert out.stdout.split("\n\nlegend:")[0] == "If the " + shown
+    assert f"{res.target_calls} target calls, {res.draft_calls} draft calls" in out.stdout
 
 
 @pytest.mark.parametrize("args", HELP)
@@ -110,7 +158,7 @@ def test_help_shows_defaults_and_an_example(args):
         options = re.split(r"\n  (?=-)", out.stdout.split("options:")[1].split("example:")[0])[1:]
         defaults = {o.split()[0]: " ".join(o.split()).split("(default: ")[-1][:-1] for o in options[1:]}  # not -h
         assert defaults == {"--prompt": "'The '", "--gamma": "4", "--temperature": "0.0", "--max-new-tokens": "200",
-                            "--seed": "0", "--compare": "False"}
+                            "--seed": "0", "--verify": "token", "--width": "2", "--compare": "False"}
 
 
 # ---------------------------------------------------------------- bad arguments: exit 2, usage + one line
@@ -121,7 +169,10 @@ def test_a_bad_argument_is_one_line_under_the_commands_usage(args, message):
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().split("\n")
     assert lines[0].startswith(GENERATE_USAGE)                    # the subcommand's usage, not the top level's
-    assert lines[-1] == f"python -m specdec generate: error: {message}"
+    if message.endswith("..."):   # the rest of the line is Python's wording, which changes between versions
+        assert lines[-1].startswith(f"python -m specdec generate: error: {message[:-3]}")
+    else:
+        assert lines[-1] == f"python -m specdec generate: error: {message}"
     assert all(line.startswith(" ") for line in lines[1:-1])      # the rest is the usage, wrapped
 
 

@@ -98,9 +98,25 @@ def test_compare_runs_each_prompt_once_per_side_and_counts_like_the_result(model
         res = [speculative_generate(draft, target, p, 20, g) for p in prompts[i::2]]   # prompt i goes to gamma i % 2
         assert mine.accepted == [sum(r.accepted) for r in res] and mine.calls == [r.target_calls for r in res]
         assert mine.tokens == [20] * 3
+        assert mine.positions == [sum(r.scored) for r in res] and mine.drafts == [r.draft_calls for r in res]
         assert mine.tested == [round(sum(r.accepted) / r.alpha) for r in res]   # alpha = accepted / tested
         assert mine.alpha()[0] == sum(mine.accepted) / sum(mine.tested)
         assert mine.tokens_per_call()[0] == 60 / sum(mine.calls)
+
+
+def test_compare_passes_the_rule_and_its_options_on(models):
+    # a sampled tree: each prompt's counts are those of speculative_generate called with the same rule, width
+    # and seed (compare seeds prompt i with [seed, i]); width=None and eps=None are left out, not passed on
+    draft, target = models
+    prompts = [target.encode(s) for s in ["The ", "If the "]]
+    out = compare(draft, target, prompts, [2], 16, temperature=1.0, seed=4, verify="tree", width=3, eps=None)
+    res = [speculative_generate(draft, target, p, 16, 2, 1.0, np.random.default_rng([4, i]), verify="tree", width=3)
+           for i, p in enumerate(prompts)]
+    assert out[2].calls == [r.target_calls for r in res] and out[2].drafts == [r.draft_calls for r in res]
+    assert out[2].positions == [sum(r.scored) for r in res] and max(max(r.scored) for r in res) == 3 + 9 + 1
+    plain = compare(draft, target, prompts[:1], [2], 16, temperature=1.0, seed=4, verify=None, width=None)
+    assert plain[2].calls == [speculative_generate(draft, target, prompts[0], 16, 2, 1.0,
+                                                   np.random.default_rng([4, 0])).target_calls]
 
 
 def test_call_costs_measures_every_position_count(models):
