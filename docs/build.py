@@ -2,16 +2,22 @@
 
 `make site` runs this (after installing requirements-site.txt); tests/test_site.py runs it
 into a temporary folder. Sphinx reads one source folder, but the course's pages live where
-learners use them: lessons in notebooks/, exercise statements in exercises/*/README.md, the
-site's own pages (home, API reference) in docs/. So this mirrors them into a staging folder
-(WORK/src) at the same relative paths, so that the links between pages (an exercise's
-`../notebooks/04_verify_step_by_step.ipynb`) resolve as they do in the repository. Files keep
-their modification times and only changed ones are copied, so Sphinx rebuilds only what
-changed; a file deleted from the repository is deleted from the mirror. docs/conf.py decides
-which mirrored files are pages. Notebooks are rendered from their committed outputs, never run.
+learners use them: lessons in notebooks/, the course map in README.md, exercise statements and
+notebooks in exercises/, the site's own pages (home, API reference) in docs/. So this mirrors the
+repository into a staging folder (WORK/src) at the same relative paths (docs/ at its root), so that
+the links written for a reader of the repository resolve on the site as they do there: a lesson's
+`../README.md` and `../exercises/ex02_softmax/ex02_softmax.ipynb` are pages, and a link to any other
+file (`benchmarks/bench_verify.py`) is a download, since the file is in the mirror. Files keep their
+modification times and only changed ones are copied, so Sphinx rebuilds only what changed; a file
+deleted from the repository is deleted from the mirror. docs/conf.py decides which mirrored files
+are pages; its extension docs/_ext/repo_links.py rewrites what a Markdown page links to where no
+page or file answers (a folder, a module of specdec), and docs/_ext/docstrings.py lays out the
+plain-text docstrings. Notebooks are rendered from their committed outputs, never run.
 
 The API reference gets one page per public module of specdec, found by walking the package, so
-a new module appears without an edit. Each page is `automodule` (the module's docstring, then
+a new module appears without an edit. A private module (specdec._checks, specdec._batched_rules,
+specdec.__main__) has none: it is how the public ones work, not something a reader calls, and
+its public siblings' pages say what it does for them. Each page is `automodule` (the module's docstring, then
 its documented functions and classes), and a package's page lists its modules.
 
 Sphinx writes into WORK/html, which is then mirrored to the output folder: MyST-NB writes the
@@ -37,21 +43,26 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 PACKAGE = "specdec"
 API = "api"          # the generated module pages, inside the mirror
-# What the site is made of, as (folder, glob) pairs of the repository. A lesson's figures or data
-# beside it come along; only the patterns in conf.py become pages.
-MIRRORED = [("docs", "*.md"), ("docs", "*.rst"), ("notebooks", "**/*"),
-            ("exercises", "README.md"), ("exercises", "*/README.md"),
-            *(("exercises", f"**/*.{ext}") for ext in ("png", "jpg", "jpeg", "gif", "svg"))]
+# Not mirrored: hidden files (.git, .venv), build output and caches. docs/ is mirrored at the root.
+SKIPPED = {"_build", "_site", "build", "__pycache__", ".ipynb_checkpoints"}
 
 
-def wanted_files():
-    """{path inside the mirror: path in the repository} for every file the site is built from."""
-    files = {}
-    for folder, pattern in MIRRORED:
-        for path in sorted((REPO / folder).glob(pattern)):
-            rel = path.relative_to(REPO / folder if folder == "docs" else REPO)
-            if path.is_file() and ".ipynb_checkpoints" not in rel.parts and "__pycache__" not in rel.parts:
-                files[rel] = path
+def wanted_files(*outside):
+    """{path inside the mirror: path in the repository} for every file the site is built from:
+    docs/*.md and docs/*.rst at the root, and the rest of the repository at its own path, except
+    hidden files, build output and the folders `outside` (the output and staging folders)."""
+    files = {path.relative_to(DOCS): path for path in sorted(DOCS.iterdir())
+             if path.is_file() and path.suffix in (".md", ".rst")}
+    outside = {Path(folder).resolve() for folder in outside}
+    for folder, subfolders, names in os.walk(REPO):
+        subfolders[:] = sorted(name for name in subfolders
+                               if not (name.startswith(".") or name in SKIPPED or name.endswith(".egg-info")
+                                       or Path(folder, name).resolve() in outside
+                                       or Path(folder, name) == DOCS))
+        for name in sorted(names):
+            if not name.startswith("."):
+                path = Path(folder, name)
+                files[path.relative_to(REPO)] = path
     return files
 
 
@@ -130,16 +141,17 @@ def main(argv=None):
     work, out = Path(args.work).resolve(), Path(args.out).resolve()
     if out.is_dir() and any(out.iterdir()) and not (out / ".buildinfo").exists():
         parser.error(f"--out {out} is a folder with files and no previous site in it: it would be emptied")
-    if mirror(work / "src", wanted_files(), api_pages()):
+    if mirror(work / "src", wanted_files(work, out), api_pages()):
         # A page was deleted or renamed. Sphinx forgets it but never deletes its HTML, which would
         # stay on the site, so rewrite every page (from the cached doctrees: seconds).
         shutil.rmtree(work / "html", ignore_errors=True)
     from sphinx.cmd.build import build_main   # imported late: --help works without Sphinx
 
     # Sphinx re-reads a page when its source (or, for an API page, its module) changes, but not
-    # when the code in conf.py does (its docstring filter): then start afresh (-E).
+    # when the code in conf.py or its extensions in docs/_ext/ does: then start afresh (-E).
     pickle = work / "doctrees" / "environment.pickle"
-    fresh = ["-E"] if pickle.exists() and (DOCS / "conf.py").stat().st_mtime > pickle.stat().st_mtime else []
+    code = [DOCS / "conf.py", *(DOCS / "_ext").glob("*.py")]
+    fresh = ["-E"] if pickle.exists() and max(f.stat().st_mtime for f in code) > pickle.stat().st_mtime else []
     status = build_main(["-W", "--keep-going", "-q", "-b", "html", "-c", str(DOCS),
                          "-d", str(work / "doctrees"), *fresh, *args.sphinx_args,
                          str(work / "src"), str(work / "html"),

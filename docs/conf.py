@@ -1,14 +1,18 @@
 """Sphinx configuration of the course website (`make site`, which runs docs/build.py).
 
-Sphinx reads a staging folder that build.py fills with copies of docs/*.md and docs/*.rst,
-notebooks/, the exercises' statements and one generated page per module of specdec. Which of
-those files are pages is decided here, by pattern: every notebooks/*.ipynb and every
-exercises/*/README.md present. The toctrees in index.md glob the same patterns, so a lesson or
-an exercise that is added or renamed takes its place, in file-name order, with no edit.
+Sphinx reads a staging folder that build.py fills with a copy of the repository (docs/*.md and
+docs/*.rst at its root) and one generated page per module of specdec. Which of those files are
+pages is decided here, by pattern: README.md (the course map), every notebooks/*.ipynb, every
+exercises/*/README.md and exercises/*/*.ipynb present. The toctrees in index.md glob the same
+patterns, so a lesson or an exercise that is added or renamed takes its place, in file-name order,
+with no edit; an exercise's notebook is listed under its statement.
 """
 
 import os
-import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))   # this site's own two extensions
 
 project = "specdec"
 author = "the specdec authors"
@@ -20,11 +24,14 @@ extensions = [
     "sphinx.ext.autodoc",       # the API reference (docs/build.py writes one page per module)
     "sphinx.ext.napoleon",      # the few "Args:/Returns:" sections in the docstrings
     "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",      # each documented function links to its highlighted source
+    "docstrings",               # _ext/docstrings.py: plain-text docstrings shown as laid out
+    "repo_links",               # _ext/repo_links.py: the README's and exercises' links work on the site
 ]
 
 root_doc = "index"
-include_patterns = ["index.md", "api.rst", "api/*.rst",
-                    "notebooks/*.ipynb", "exercises/README.md", "exercises/*/README.md"]
+include_patterns = ["index.md", "README.md", "api.rst", "api/*.rst", "notebooks/*.ipynb",
+                    "exercises/README.md", "exercises/*/README.md", "exercises/*/*.ipynb"]
 
 # Notebooks are shown exactly as committed: CI re-executes them (strict nbval), the site never does.
 nb_execution_mode = "off"
@@ -45,9 +52,8 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
-# The docstrings write names as `verify_speculative_tokens`: a link where Sphinx knows the name,
-# code otherwise (nitpicky is off, so an unknown name is not a warning).
-default_role = "py:obj"
+# `name`: a link to a documented Python name, else code as written (_ext/docstrings.py).
+default_role = "name-or-code"
 
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
@@ -75,61 +81,3 @@ if _repo:
         "use_repository_button": True,
         "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
     })
-
-
-# --- Plain-text docstrings, shown as their author laid them out ---------------------------------
-# The library's docstrings are written for help() and doctest, not for reStructuredText: a formula
-# or a table is an indented block under a sentence. Parsed as reST, such a block becomes a quote or
-# a definition list, and its line breaks and alignment are lost. So each indented run of lines under
-# a plain paragraph becomes a literal block (`code-block:: text`), unless it is a doctest (reST
-# shows those as code already). Indented lines under a list item, a field (napoleon's output) or a
-# directive are left alone: they continue it.
-
-_MARKUP = re.compile(r"([-*+] |\d+[.)] |#\. |:[^:]+:|\.\. |>>>|\|)")
-
-
-def _indent(line):
-    return len(line) - len(line.lstrip())
-
-
-def literal_blocks(lines):
-    """Return docstring `lines` with the indented plain-text runs made literal blocks."""
-    out = []
-    owner_plain = False     # is the last unindented line plain paragraph text?
-    i, n = 0, len(lines)
-    while i < n:
-        line = lines[i]
-        if not line.strip() or _indent(line) == 0:
-            if line.strip():
-                markup = _MARKUP.match(line)
-                if markup and owner_plain and out and out[-1].strip() and not line.startswith(".."):
-                    out.append("")      # a list right under a sentence: reST needs a blank line
-                owner_plain = not markup
-            out.append(line)
-            i += 1
-            continue
-        j = i
-        while j < n and lines[j].strip() and _indent(lines[j]) > 0:
-            j += 1
-        run = lines[i:j]
-        if owner_plain and not run[0].lstrip().startswith(">>>"):
-            # "text", not Python: a formula such as "P(n) = alpha^n for n < gamma" is no code.
-            out += ["", ".. code-block:: text", ""]
-            out += run
-            nxt = next((line for line in lines[j:] if line.strip()), "")
-            if _indent(nxt) > 0:
-                out += ["", ".."]       # an empty comment ends the block: the next run is its own
-            out.append("")
-        else:
-            out += run
-        i = j
-    return out
-
-
-def _process_docstring(app, what, name, obj, options, lines):
-    lines[:] = literal_blocks(lines)
-
-
-def setup(app):
-    # After napoleon (priority 500) has turned "Args:" sections into fields.
-    app.connect("autodoc-process-docstring", _process_docstring, priority=600)

@@ -2,20 +2,24 @@
 
 One build per test run, into a temporary folder, by the same script `make site` runs
 (docs/build.py). The HTML is then read with the standard library's parser. What the site
-must contain is taken from the repository, never from the site's configuration: every
-notebooks/*.ipynb, every exercises/*/README.md and every public module of specdec must have
-a page, and each lesson page must show the outputs committed in its notebook.
+must contain is taken from the repository, never from the site's configuration: README.md,
+every notebooks/*.ipynb, every exercises/*/README.md and exercises/*/*.ipynb and every public
+module of specdec must have a page, each lesson page must show the outputs committed in its
+notebook, every link the repository's Markdown and notebooks write must work on the site, and
+every word of every docstring must reach its API page.
 
 Skipped when the site's requirements are not installed (pip install -r requirements-site.txt,
 or `make site`, which installs them); .ci/run installs them so CI runs this.
 """
 
+import doctest
 import html
 import importlib.util
 import inspect
 import json
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -36,6 +40,7 @@ pytestmark = [
 
 LESSONS = sorted((REPO / "notebooks").glob("*.ipynb"))
 EXERCISES = sorted((REPO / "exercises").glob("*/README.md"))
+EXERCISE_NOTEBOOKS = sorted((REPO / "exercises").glob("*/*.ipynb"))
 EXTERNAL = ("http", "https", "mailto", "data", "javascript", "tel")
 
 
@@ -117,13 +122,16 @@ def public_modules():
 
 def test_every_lesson_exercise_and_module_has_a_page(site):
     out, _, _ = site
-    assert len(LESSONS) >= 8 and len(EXERCISES) >= 5   # the repository's own files were found
-    expected = ["index.html", "search.html", "api.html", "exercises/README.html"]
+    assert len(LESSONS) >= 8 and len(EXERCISES) >= 5 and EXERCISE_NOTEBOOKS   # the repository's own files were found
+    expected = ["index.html", "search.html", "api.html", "README.html", "exercises/README.html"]
     expected += [f"notebooks/{nb.stem}.html" for nb in LESSONS]
     expected += [f"exercises/{readme.parent.name}/README.html" for readme in EXERCISES]
+    expected += [f"exercises/{nb.parent.name}/{nb.stem}.html" for nb in EXERCISE_NOTEBOOKS]
     expected += [f"api/{name}.html" for name in public_modules()]
     missing = [page for page in expected if not (out / page).is_file()]
     assert not missing, f"no page for: {missing}"
+    # The reference is of the public library: a private module (specdec._checks) has no page.
+    assert not [page.name for page in (out / "api").glob("*._*.html")]
 
 
 def test_every_internal_link_and_image_resolves(site):
@@ -241,3 +249,127 @@ def test_launch_buttons_point_at_the_notebook_when_a_repository_is_given(site):
     page = Page((binder_out / "notebooks" / f"{lesson.stem}.html").read_text(encoding="utf-8"))
     binder = [link for link in page.links if "mybinder.org" in link]
     assert binder and all(f"notebooks/{lesson.name}" in link and "example/specdec/main" in link for link in binder), binder
+
+
+def markdown_links(text):
+    """The relative targets of the [text](target) links of Markdown `text`, outside fenced code."""
+    text = re.sub(r"^\s*(```|~~~).*?^\s*\1", "", text, flags=re.S | re.M)
+    return [t for t in re.findall(r"(?<!!)\]\(([^()\s]+)\)", text) if not re.match(r"[a-z]+:|#", t)]
+
+
+def resolved(out, page_path, link):
+    """The file of the site a link on `page_path` points at."""
+    return (page_path.parent / unquote(urlsplit(link).path)).resolve()
+
+
+def test_links_written_for_the_repository_work_on_the_site(site):
+    # A lesson links to ../README.md and to an exercise's README and notebook, written for a learner
+    # in Jupyter; an exercise's statement links to lessons. Each must be a working link to that page.
+    out, _, pages = site
+    sources = LESSONS + EXERCISE_NOTEBOOKS + [REPO / "README.md", REPO / "exercises" / "README.md"] + EXERCISES
+    checked = 0
+    for source in sources:
+        page_path = (out / source.relative_to(REPO)).with_suffix(".html").resolve()
+        if source.suffix == ".ipynb":
+            cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
+            text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        else:
+            text = source.read_text(encoding="utf-8")
+        targets = {resolved(out, page_path, link) for link in pages[page_path].links}
+        for link in markdown_links(text):
+            path = (source.parent / link.partition("#")[0]).resolve()
+            if path.suffix in (".md", ".ipynb"):        # a page of the site
+                want = (out / path.relative_to(REPO)).with_suffix(".html").resolve()
+                assert want in targets, f"{source.relative_to(REPO)}: {link} is not a link to {want.relative_to(out)}"
+                checked += 1
+    assert checked >= 20, checked
+
+
+def test_the_course_map_links_the_files_it_names(site):
+    # README.md names files in code (`specdec/verify.py`, `notebooks/01_x.ipynb`): on the site each
+    # module of the public library links to its API page, a lesson or exercise to its page, every other
+    # file the repository has to a copy of it. Aside: hidden files (.ci/run: the site copies no .git or
+    # .venv), build output (_site/index.html, which a clone lacks) and docs/, the site's own sources.
+    out, _, pages = site
+    page_path = (out / "README.html").resolve()
+    targets = {resolved(out, page_path, link) for link in pages[page_path].links}
+    readme = re.sub(r"^```.*?^```", "", (REPO / "README.md").read_text(encoding="utf-8"), flags=re.S | re.M)
+    modules, pages_linked, files = 0, 0, []
+    for quoted in set(re.findall(r"`([\w./-]+/[\w./-]*)`", readme)):
+        path = REPO / quoted
+        if not path.is_file() or any(part.startswith(".") for part in Path(quoted).parts) or quoted.startswith("_"):
+            continue
+        if quoted.startswith("specdec/") and path.suffix == ".py" and not any(part.startswith("_") for part in Path(quoted).parts):
+            name = quoted.removesuffix(".py").replace("/", ".")
+            assert (out / "api" / f"{name}.html").resolve() in targets, f"README: `{quoted}` does not link to its API page"
+            modules += 1
+        elif path.suffix in (".ipynb", ".md"):      # a lesson, an exercise: pages
+            assert (out / quoted).with_suffix(".html").resolve() in targets, f"README: `{quoted}` does not link to its page"
+            pages_linked += 1
+        elif not quoted.startswith("docs/"):
+            files.append(quoted)
+    downloads = [t for t in targets if "_downloads" in t.parts]
+    for quoted in files:
+        assert any(t.name == Path(quoted).name and t.read_bytes() == (REPO / quoted).read_bytes() for t in downloads), \
+            f"README: `{quoted}` is not a link to a copy of the file"
+    assert modules >= 3 and pages_linked >= 2 and files, (modules, pages_linked, files)
+
+
+def test_an_exercise_notebook_comes_after_its_statement(site):
+    out, _, pages = site
+    for nb in EXERCISE_NOTEBOOKS:
+        statement = pages[(out / "exercises" / nb.parent.name / "README.html").resolve()]
+        assert statement.classes.get("right-next") == [f"{nb.stem}.html"], nb.name
+        page = (out / "exercises" / nb.parent.name / f"{nb.stem}.html").resolve()
+        download = f"../../_sources/exercises/{nb.parent.name}/{nb.name}"
+        assert download in pages[page].links and resolved(out, page, download).read_bytes() == nb.read_bytes(), nb.name
+
+
+SMART = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "--", "\u2014": "---",
+                       "\u2026": "...", "\u00a0": " "})
+
+
+def test_every_word_of_every_docstring_reaches_its_page(site):
+    # reST is not plain text: `Fraction`s, |z|, `<length>\\n<json>` or `!pip` were silently mangled
+    # (a run of text turned into code, a word dropped, a character eaten). Every word of a module's
+    # docstring, and of the docstrings of what it defines, must be on its page as written (backquotes
+    # aside; napoleon's section titles, such as "Args:", are renamed).
+    out, _, pages = site
+    mangled = []
+    for name in public_modules():
+        module = importlib.import_module(name)
+        text = pages[(out / "api" / f"{name}.html").resolve()].text.translate(SMART)
+        docs = [module.__doc__ or ""]
+        for attr, obj in vars(module).items():
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == name and not attr.startswith("_"):
+                docs.append(obj.__doc__ or "")
+                if inspect.isclass(obj):
+                    docs += [m.__doc__ or "" for k, m in vars(obj).items() if inspect.isfunction(m) and not k.startswith("_")]
+        words = {w for doc in docs for w in inspect.cleandoc(doc).replace("`", "").split()}
+        mangled += [f"{name}: {w!r}" for w in sorted(words)
+                    if w not in text and w.strip(".,;:()*") not in text and w not in ("Args:", "Returns:", "Raises:")]
+    assert not mangled, "words not on their API page:\n" + "\n".join(mangled[:40])
+
+
+def test_plain_text_docstrings_become_the_rest_they_mean():
+    # Hand-worked cases of docs/_ext/docstrings.py (no build needed). The first is the shape of
+    # specdec.batched_logits's docstring: a formula indented under a bullet's sentence, the bullet's
+    # text going on after it, and a sentence right after the list. As reST, unchanged, it is a
+    # definition list and two "unexpected unindent" warnings; it must be a literal block inside the
+    # item, the item's text after it, and a paragraph after the list.
+    sys.path.insert(0, str(REPO / "docs" / "_ext"))
+    try:
+        import docstrings
+    finally:
+        sys.path.remove(str(REPO / "docs" / "_ext"))
+    lines = ["Intro:", "", "- the test reads p(x), and", "      log p(x) = z - lse(z),", "  one pass;",
+             "- stops early.", "Blocks hold BLOCK entries."]
+    assert docstrings.literal_blocks(lines) == [
+        "Intro:", "", "- the test reads p(x), and", "", "  .. code-block:: text", "", "      log p(x) = z - lse(z),", "",
+        "  one pass;", "- stops early.", "", "Blocks hold BLOCK entries."]
+    # |z| is an absolute value, not a substitution; `Fraction`s is the name plus an s; code is left alone.
+    assert docstrings.literal_blocks(["The largest |z|, as `fractions.Fraction`s; `|x| <a>` stays."]) == [
+        "The largest \\|z\\|, as `fractions.Fraction`\\ s; `|x| <a>` stays."]
+    # A doctest under a sentence stays a doctest; a formula under a sentence becomes a literal block.
+    assert docstrings.literal_blocks(["Example:", "    >>> 1 + 1", "    2"]) == ["Example:", "    >>> 1 + 1", "    2"]
+    assert doctest.testmod(docstrings).failed == 0
