@@ -151,10 +151,9 @@ def lazy_block_verify(draft_tokens, draft_probs, target_probs, rng):
     return {"accepted_tokens": list(draft_tokens[:n]), "bonus_token": bonus, "acceptance_count": n}
 
 
-def test_a_correct_function_with_another_order_of_draws_scores_full_marks():
-    for seed in (0, 99):
-        report = check(lazy_block_verify, exercise="ex06", quiet=True, seed=seed)
-        assert (report.score, report.diagnosis) == (100, ""), [(c.name, c.message) for c in report.cases if not c.passed]
+def test_a_correct_function_with_another_order_of_draws_scores_full_marks(seed=0):
+    report = check(lazy_block_verify, exercise="ex06", quiet=True, seed=seed)
+    assert (report.score, report.diagnosis) == (100, ""), [(c.name, c.message) for c in report.cases if not c.passed]
 
 
 @pytest.mark.slow
@@ -162,4 +161,4 @@ def test_another_seed_keeps_every_signature_distinct_and_its_statistics_sound():
     test_statistical_cases_hold_a_correct_function_to_the_exact_law_and_catch_the_mistakes(seed=31337)
     sigs = signatures(EX, 31337, EX.cases(31337))
     assert all(sigs.values()) and len(set(sigs.values())) == len(sigs)
-    assert check(block_verify, exercise="ex06", quiet=True, seed=31337).score == 100
+    test_a_correct_function_with_another_order_of_draws_scores_full_marks(seed=31337)
