@@ -12,9 +12,11 @@ Rows are checked in one vectorised pass; only an offending row is scanned entry 
 `mask` [B, R] says which rows are real: padding after a ragged row's last draft is never read.
 """
 
+import numbers
+
 import numpy as np
 
-from ._checks import SUM_TOLERANCE
+from ._checks import SUM_TOLERANCE, shown, too_large
 
 PLACEHOLDER = -1  # a draft id meaning "no draft here" (vLLM's PLACEHOLDER_TOKEN_ID); only at the end of a row
 
@@ -27,12 +29,27 @@ def as_array(value, name, ndim, layout, integer=False):
         raise ValueError(f"{name} is ragged: it must be one {layout} array ({err})") from None
     if arr.ndim != ndim:
         raise ValueError(f"{name} must have shape {layout}, got shape {arr.shape}")
+    if arr.dtype.kind == "O":
+        check_huge_ints(arr, name, integer)
     if integer and arr.size == 0 and arr.dtype.kind == "f":
         arr = arr.astype(np.int64)  # np.asarray([[]]) is float64; an empty draft is fine
     if arr.dtype.kind not in ("iu" if integer else "iuf"):
         what = "integer token ids" if integer else "real numbers"
         raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype}")
     return arr if integer or arr.dtype.kind == "f" else arr.astype(np.float64)
+
+
+def check_huge_ints(arr, name, integer=False):
+    """An object array holding a Python int beyond NumPy's dtypes (10 ** 400): a ValueError naming its position."""
+    for idx, v in np.ndenumerate(arr):
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool) and abs(v) >= 2 ** 63:
+            where = f"{name}[{', '.join(map(str, idx))}]" if idx else name
+            if integer:
+                raise ValueError(f"{where} is {shown(v)}, too large for a token id")
+            try:
+                float(v)
+            except OverflowError:
+                raise too_large(v, where) from None
 
 
 def first_bad(mask):
@@ -116,6 +133,8 @@ def check_temperature(temperature, batch):
     if type(temperature) is float and 0 <= temperature < np.inf:           # the common case, fast
         return np.full(batch, temperature)
     t = np.asarray(temperature)
+    if t.dtype.kind == "O":
+        check_huge_ints(t, "temperature")
     if t.dtype.kind not in "iuf" or t.shape not in ((), (batch,)):           # bool, str, wrong shape
         raise TypeError(f"temperature must be a number or one number per row (shape ({batch},)), "
                         f"got {type(temperature).__name__} of shape {t.shape} and dtype {t.dtype}")

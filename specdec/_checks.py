@@ -43,8 +43,40 @@ def to_float(value, name):
     try:
         return float(value)
     except OverflowError:
-        digits = len(str(abs(int(value)))) if isinstance(value, numbers.Integral) else "too many"
-        raise ValueError(f"{name} is an int of {digits} digits, too large for a float") from None
+        raise too_large(value, name) from None
+
+
+def too_large(value, name):
+    """The ValueError `to_float` raises for a number too large for a float (returned, not raised)."""
+    digits = len(str(abs(int(value)))) if isinstance(value, numbers.Integral) else "too many"
+    return ValueError(f"{name} is an int of {digits} digits, too large for a float")
+
+
+def first_too_large(**values):
+    """The ValueError naming the first number too large for a float among `values` (numbers, or rows of them).
+
+    For callers that convert on a fast path and catch OverflowError only when it happens.
+
+    >>> first_too_large(weight=0.5, p=[0.5, 10 ** 400])
+    ValueError('p[1] is an int of 401 digits, too large for a float')
+    """
+    for name, value in values.items():
+        entries = [(f"{name}[{j}]", v) for j, v in enumerate(value)] if hasattr(value, "__iter__") else [(name, value)]
+        for label, v in entries:
+            try:
+                float(v)
+            except OverflowError:
+                return too_large(v, label)
+            except (TypeError, ValueError):
+                pass
+    return ValueError("a number is too large for a float")
+
+
+def shown(value, limit=10 ** 12):
+    """An int as a message shows it: itself, or 'an int of 401 digits' when it would fill the screen."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(value) >= limit:
+        return f"an int of {len(str(abs(int(value))))} digits"
+    return repr(value)
 
 
 def check_probability(value, name):
@@ -88,7 +120,7 @@ def check_token(token, name, vocab_size):
     except TypeError:
         raise TypeError(f"{name} must be an integer token id, got {type(token).__name__} {token!r}") from None
     if not 0 <= token < vocab_size:
-        raise ValueError(f"{name} is {token}, outside the vocabulary [0, {vocab_size})")
+        raise ValueError(f"{name} is {shown(token)}, outside the vocabulary [0, {vocab_size})")
     return token
 
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import multidraft, rules
+from ._checks import shown, to_float
 from .interface import Draft, RowDraft, Target, check_model  # noqa: F401  (importable from here too)
 from .numpy_rows import NumpyRows, sample_index
 
@@ -81,12 +82,14 @@ def _check(prompt_ids, max_new_tokens, temperature, vocab_size, gamma=1):
             raise TypeError(f"{name} must be an int, got {type(v).__name__}")
         if v < low:
             raise ValueError(f"{name} is {v}, it must be >= {low}")
+        to_float(v, name)  # an int too large for a float (10 ** 400) is a ValueError naming it, not a hang
     if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature >= 0:
-        raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+        raise ValueError(f"temperature must be a number >= 0, got {shown(temperature)}")
+    to_float(temperature, "temperature")
     ids = list(prompt_ids)
     for i, t in enumerate(ids):
         if isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 0 <= t < vocab_size:
-            raise ValueError(f"prompt_ids[{i}] is {t!r}, not a token id in [0, {vocab_size})")
+            raise ValueError(f"prompt_ids[{i}] is {shown(t)}, not a token id in [0, {vocab_size})")
     return [int(t) for t in ids]
 
 
@@ -102,12 +105,14 @@ def _check_rule(draft, target, verify, temperature, width, eps, delta):
     if verify == "tree" and width is not None and (isinstance(width, bool) or not isinstance(width, numbers.Integral)
                                                     or width < 1):
         raise ValueError(f"width must be an int >= 1, got {width!r}")
+    if width is not None:
+        to_float(width, "width")
     check_model(draft, Draft, "draft")
     check_model(target, Target, "target")
     if draft.V != target.V:
         raise ValueError(f"the draft has {draft.V} ids but the target has {target.V}: they must share a vocabulary")
-    return (2 if width is None else int(width)), (rules.TYPICAL_EPS if eps is None else float(eps)), \
-        (rules.TYPICAL_DELTA if delta is None else float(delta))
+    return (2 if width is None else int(width)), (rules.TYPICAL_EPS if eps is None else to_float(eps, "eps")), \
+        (rules.TYPICAL_DELTA if delta is None else to_float(delta, "delta"))
 
 
 def _rng(rng):

@@ -31,7 +31,7 @@ from .grading.submission import default_max_seconds, grade_file
 def _parser():
     parser = argparse.ArgumentParser(prog="python -m specdec.grade", description=__doc__.splitlines()[0])
     parser.add_argument("submission", nargs="?", help="a .py file or an exercise notebook (.ipynb)")
-    parser.add_argument("--exercise", help="ex01 ... ex05 (default: from the file name, e.g. ex01_verify.py)")
+    parser.add_argument("--exercise", help="ex01 ... ex06 (default: from the file name, e.g. ex01_verify.py)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
     parser.add_argument("--max-seconds", type=float, help="seconds per submission, all cases and both runs "

@@ -38,9 +38,12 @@ so far, so the whole walk is. A chain is the tree with one child per node.
 """
 
 import math
+import numbers
 import operator
 
-from ._checks import check_row, check_sequence, check_target_rows, check_token
+from ._checks import check_row, check_sequence, check_target_rows, check_token, first_too_large, shown
+
+MAX_CANDIDATES = 1_000_000   # per position: far more than any tree has, few enough to draw at once
 from .rules import PlainRows, token_accepts
 from .sampling import make_rng
 
@@ -50,7 +53,10 @@ def without_replacement_row(q, removed):
     if not removed:
         return q
     removed = set(removed)
-    kept = [0.0 if j in removed else float(v) for j, v in enumerate(q)]
+    try:
+        kept = [0.0 if j in removed else float(v) for j, v in enumerate(q)]
+    except OverflowError:
+        raise first_too_large(q=q) from None
     mass = math.fsum(kept)
     return [v / mass for v in kept] if mass > 0 else kept
 
@@ -100,7 +106,11 @@ def multi_draft_sample(candidates, draft_probs, target_probs, rng=None):
 
 def draw_candidates(q, k, rng=None, replace=False):
     """k candidates from the row q: i.i.d. (replace=True) or distinct (fewer if q has fewer tokens with mass)."""
-    rng, row, out = make_rng(rng), [float(v) for v in q], []
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"k must be an int, got {type(k).__name__}")
+    if not 0 <= k <= MAX_CANDIDATES:
+        raise ValueError(f"k is {shown(k)}; it must be in [0, {MAX_CANDIDATES}]")
+    rng, row, out = make_rng(rng), check_row(q, "q"), []
     for _ in range(k):
         if not replace and not any(v > 0 for v in row):
             break
@@ -153,7 +163,7 @@ def _check_parent(parent, i):
     except TypeError:
         raise TypeError(f"parents[{i}] must be an integer node index, got {type(parent).__name__}") from None
     if not -1 <= parent < i:   # earlier nodes only: the list is in topological order, so there is no cycle
-        raise ValueError(f"parents[{i}] is {parent}: a parent is -1 (the root) or an earlier node in [0, {i})")
+        raise ValueError(f"parents[{i}] is {shown(parent)}: a parent is -1 (the root) or an earlier node in [0, {i})")
     return parent
 
 

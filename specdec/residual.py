@@ -21,6 +21,8 @@ jaymody/speculative-sampling#5 shipped; vLLM v1 returned token 0 instead.
 
 import math
 
+from ._checks import first_too_large
+
 
 def residual_distribution(p, q, weight=1.0):
     """Return normalize(max(0, weight * p - q)) as a list, or a copy of p when that has no mass.
@@ -35,7 +37,10 @@ def residual_distribution(p, q, weight=1.0):
     """
     if len(p) != len(q):
         raise ValueError(f"p has {len(p)} entries but q has {len(q)}")
-    excess = [max(0.0, weight * float(pi) - float(qi)) for pi, qi in zip(p, q)]
+    try:
+        excess = [max(0.0, weight * float(pi) - float(qi)) for pi, qi in zip(p, q)]
+    except OverflowError:  # an int too large for a float (10 ** 400): say which
+        raise first_too_large(weight=weight, p=p, q=q) from None
     mass = math.fsum(excess)  # exactly rounded: the same on every Python (3.12 changed sum())
     if mass <= 0.0:
         return [float(pi) for pi in p]
@@ -48,7 +53,10 @@ def residual_mass(p, q, weight=1.0):
     >>> residual_mass([0.5, 0.25, 0.25], [0.25, 0.25, 0.5])  # 0.25 + 0 + 0
     0.25
     """
-    return math.fsum(max(0.0, weight * float(pi) - float(qi)) for pi, qi in zip(p, q))
+    try:
+        return math.fsum(max(0.0, weight * float(pi) - float(qi)) for pi, qi in zip(p, q))
+    except OverflowError:
+        raise first_too_large(weight=weight, p=p, q=q) from None
 
 
 def argmax(row):
@@ -70,7 +78,10 @@ def sample_from(row, rng):
     Subtle: float rounding can leave the running sum a hair below u at the end;
     the last index with positive mass is then returned, never one with zero mass.
     """
-    u = rng.random() * sum(row)
+    try:
+        u = rng.random() * sum(row)
+    except OverflowError:
+        raise first_too_large(row=row) from None
     cumulative = 0.0
     last = None
     for j, w in enumerate(row):

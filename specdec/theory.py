@@ -21,7 +21,7 @@ greedy and typical acceptance) on toy models, see `exact.py`, re-exported here:
 import math
 import numbers
 
-from ._checks import check_row
+from ._checks import check_row, shown, to_float
 from .residual import residual_distribution
 
 # Rules that emit several tokens (token, block, trees, greedy, typical), enumerated exactly: exact.py.
@@ -35,10 +35,15 @@ def _check_pair(p, q):
     return p, q
 
 
+# The longest draft the formulas accept: far beyond any real one (engines draft 1 to 10 tokens), and
+# small enough that the sums over 0..gamma (and optimal_draft_length's search) finish at once.
+MAX_GAMMA = 10_000
+
+
 def _check_alpha(alpha):
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
         raise TypeError(f"alpha must be a real number, got {type(alpha).__name__}")
-    alpha = float(alpha)
+    alpha = to_float(alpha, "alpha")
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha is {alpha}, outside [0, 1]")
     return alpha
@@ -47,9 +52,18 @@ def _check_alpha(alpha):
 def _check_gamma(gamma, name="gamma"):
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(gamma).__name__}")
-    if gamma < 0:
-        raise ValueError(f"{name} is {gamma}, it must be >= 0")
+    if not 0 <= gamma <= MAX_GAMMA:
+        raise ValueError(f"{name} is {shown(gamma)}; it must be in [0, {MAX_GAMMA}]")
     return int(gamma)
+
+
+def _check_c(c):
+    if isinstance(c, bool) or not isinstance(c, numbers.Real):
+        raise TypeError(f"c must be a real number, got {type(c).__name__}")
+    c = to_float(c, "c")
+    if not (c >= 0.0 and math.isfinite(c)):
+        raise ValueError(f"c is {c}, it must be a finite cost ratio >= 0")
+    return c
 
 
 def exact_output_distribution(p, q):
@@ -109,11 +123,7 @@ def walltime_speedup(alpha, gamma, c):
     >>> walltime_speedup(0.5, 2, 0.125)  # 1.75 / 1.25
     1.4
     """
-    if isinstance(c, bool) or not isinstance(c, numbers.Real):
-        raise TypeError(f"c must be a real number, got {type(c).__name__}")
-    c = float(c)
-    if not (c >= 0.0 and math.isfinite(c)):
-        raise ValueError(f"c is {c}, it must be a finite cost ratio >= 0")
+    c = _check_c(c)
     return expected_tokens_per_step(alpha, gamma) / (gamma * c + 1.0)
 
 
@@ -126,7 +136,7 @@ def optimal_draft_length(alpha, c, max_gamma=64):
     8
     """
     max_gamma = _check_gamma(max_gamma, "max_gamma")
-    alpha = _check_alpha(alpha)
+    alpha, c = _check_alpha(alpha), _check_c(c)
     if c == 0 and alpha > 0:
         return max_gamma  # free drafts: the speedup grows with gamma forever (floats would go flat first)
     speedups = [walltime_speedup(alpha, g, c) for g in range(max_gamma + 1)]

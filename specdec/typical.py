@@ -29,7 +29,7 @@ draft rows and the samples; the loops are `rules.greedy_rule` and `rules.typical
 
 import numbers
 
-from ._checks import check_scored
+from ._checks import check_scored, shown, to_float
 from .residual import argmax
 from .rules import TYPICAL_DELTA, TYPICAL_EPS, greedy_rule, typical_rule
 
@@ -43,8 +43,8 @@ def greedy_verify(draft_tokens, target_probs):
 
 def _check_parameter(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
-        raise ValueError(f"{name} must be a number >= 0, got {value!r}")
-    return float(value)
+        raise ValueError(f"{name} must be a number >= 0, got {shown(value)}")
+    return to_float(value, name)
 
 
 def typical_verify(draft_tokens, target_probs, eps=TYPICAL_EPS, delta=TYPICAL_DELTA):

@@ -12,8 +12,8 @@ The trust boundary, from the untrusted side in:
     session     one submission's cases, with a time limit per case and per submission
 and, trusted, in the parent:
     cases       Case / Kind / Exercise; hidden cases generated from a seed
-    ex01 .. ex05, registry    one module of cases (and known mistakes) per exercise, imported explicitly
-    judge, stats              comparisons and statistics
+    ex01 .. ex06, registry    one module of cases (and known mistakes) per exercise, imported explicitly
+    judge, stats, samplers    comparisons, statistics, the sampler exercises' shared cases
     diagnose    one most likely cause per submission, from which cases failed
     verdict, report           judged outcomes -> a Report: text, JSON, HTML (and CSV in batch)
     submission, batch, check  one file, a folder, a function in a notebook

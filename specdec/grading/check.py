@@ -36,7 +36,7 @@ def check(*functions, exercise=None, quiet=None, seed=0):
         raise TypeError("check() needs the function to grade, e.g. check(verify_speculative_tokens)")
     ex = get_exercise(exercise) if exercise else exercise_for(getattr(functions[0], "__name__", ""))
     if ex is None:
-        raise ValueError("cannot tell which exercise this is: pass exercise='ex01' (or ex02 ... ex05)")
+        raise ValueError("cannot tell which exercise this is: pass exercise='ex01' (or ex02 ... ex06)")
     if len(functions) == 1 and len(ex.functions) == 1:
         table = {ex.functions[0]: functions[0]}
     else:

@@ -19,34 +19,19 @@ import random
 from ..residual import argmax, residual_distribution
 from ..sampling import speculative_sample
 from ..theory import acceptance_rate
-from . import stats
+from . import samplers, stats
 from .cases import Case, Exercise, Kind, Mistake, dyadic_row, smooth_row
-from .judge import raised_text, raises_judge, value_judge, verify_judge, verify_shape
+from .samplers import NAMES, draw as _draw, one_hot as _one_hot
 
-FUNC, NAMES, N = "speculative_sample", ("draft_tokens", "draft_probs", "target_probs", "rng"), 2000
+FUNC, N = "speculative_sample", 2000
 
 
 def exact(name, points, tokens, q, p, hidden=True, hint=""):
     """An outcome no random number can change (the reference's, with any seed), or ValueError."""
-    calls = ({"args": [tokens, q, p, {"$rng": 0}]},)
-    try:
-        expected = speculative_sample(tokens, q, p, random.Random(0))
-    except ValueError:
-        return Case(name, points, FUNC, NAMES, calls, raises_judge("ValueError"), hidden, hint, "raises ValueError")
-    return Case(name, points, FUNC, NAMES, calls, verify_judge(expected, calls, NAMES), hidden, hint, repr(expected))
+    return samplers.exact(FUNC, speculative_sample, name, points, tokens, q, p, hidden, hint)
 
 
 # ---- the catalogue of known mistakes (trusted, parent only) ------------------------------------------
-def _draw(row, u):
-    """Index j with P(j) = row[j] / sum(row), by walking the running sum past u * sum(row)."""
-    cut, total = u * sum(row), 0.0
-    for j, w in enumerate(row):
-        total += w
-        if w > 0 and cut < total:
-            return j
-    return max(j for j, w in enumerate(row) if w > 0)
-
-
 def wrong_sample(tokens, q, p, rng, correction="residual", bonus="sample", source="rng", stop=True,
                  bonus_row="K", accept="ratio"):
     """The sampler with one switch per known mistake (the defaults are right).
@@ -94,10 +79,6 @@ def _kind(name, points, hint, make, fails=()):
     return Kind(name, points, hint, make, None if fails is None else frozenset(fails))
 
 
-def _one_hot(vocab, x):
-    return [1.0 if j == x else 0.0 for j in range(vocab)]
-
-
 def _same_rows(rng, kind):
     row = smooth_row(rng, 3)
     tokens = [rng.choices(range(3), weights=row)[0] for _ in range(3)]
@@ -119,48 +100,8 @@ def _no_row_k(rng, kind):
     return exact(kind.name, kind.points, tokens, rows, rows, hint=kind.hint)
 
 
-def _same_seed(rng, kind):
-    """Pairs of calls with equal rng seeds and different module-level seeds; ratios below 1, so u matters."""
-    q, p = [smooth_row(rng, 4) for _ in range(3)], [smooth_row(rng, 4) for _ in range(4)]
-    tokens = [min(range(4), key=lambda j: p[i][j] / q[i][j]) for i in range(3)]  # the smallest ratio each step
-    seeds = [rng.randrange(2 ** 31) for _ in range(8)]
-    calls = tuple({"args": [tokens, q, p, {"$rng": s}], "globals": rng.randrange(2 ** 31)} for s in seeds for _ in "ab")
-
-    def judge(outcome):
-        if "results" not in outcome:
-            return False, outcome.get("failure") or "GRADER BUG, not your mistake: " + outcome["worker_error"]
-        for i, result in enumerate(outcome["results"]):
-            if "value" not in result:
-                return False, f"call {i + 1}: " + raised_text(result.get("raised") or result["unconvertible"])
-            problem = verify_shape(result["value"])
-            if problem:
-                return False, f"call {i + 1}: {problem}"
-        values = [r["value"] for r in outcome["results"]]
-        if any(values[i] != values[i + 1] for i in range(0, len(values), 2)):
-            return False, "two calls with random.Random(seed) of the same seed gave different results"
-        return True, ""
-    return Case(kind.name, kind.points, FUNC, NAMES, calls, judge, True, kind.hint, echo_args=False)
-
-
-def _shape(rng, kind):
-    q, p = [smooth_row(rng, 5) for _ in range(3)], [smooth_row(rng, 5) for _ in range(4)]
-    tokens = [rng.choices(range(5), weights=row)[0] for row in q]
-    calls = ({"args": [tokens, q, p, {"$rng": rng.randrange(2 ** 31)}]},)
-
-    def check(value):
-        problem = stats.outputs({"results": [{"value": value}]}, calls, 5)[1]
-        return not problem, problem.replace("call 1 of 1: ", "")
-    return Case(kind.name, kind.points, FUNC, NAMES, calls, value_judge(check, calls, NAMES), True, kind.hint)
-
-
 def _batch(rng, k, q, p):
-    """N calls: x_i ~ q_i drawn here, each call with its own rng seed; the module-level seed on the first."""
-    draw = random.Random(rng.randrange(2 ** 31))
-    seeds = rng.randrange(2 ** 31)
-    calls = [{"args": [[draw.choices(range(len(r)), weights=r)[0] for r in q[:k]], q[:k], p, {"$rng": seeds + n}]}
-             for n in range(N)]
-    calls[0]["globals"] = seeds
-    return tuple(calls)
+    return samplers.batch(rng, k, q, p, N)
 
 
 def _first_token(rng, kind):
@@ -202,17 +143,7 @@ def _bonus(rng, kind):
 
 
 def _invalid(which):
-    def make(rng, kind):
-        q, p = [dyadic_row(rng, 2, positive=[0, 1]) for _ in range(2)], [dyadic_row(rng, 2) for _ in range(3)]
-        tokens = [rng.randrange(2), rng.randrange(2)]
-        if which == "draft_probs":
-            q = q[:1]
-        elif which == "target_probs":
-            p = p[:1]
-        else:
-            q[1] = _one_hot(2, 1 - tokens[1])
-        return exact(kind.name, kind.points, tokens, q, p, hint=kind.hint)
-    return make
+    return samplers.invalid(FUNC, speculative_sample, which)
 
 
 KINDS = (
@@ -222,9 +153,10 @@ KINDS = (
     _kind("all accepted, no row K", 4, "no bonus token unless target_probs has a row K", _no_row_k,
           {"bonus_without_row_k"}),
     _kind("stop at a certain rejection", 6, "p(x) = 0 at step 1: reject there and stop", _certain_stop, {"no_stop"}),
-    _kind("same seed, same result", 6, "draw every uniform from the rng argument", _same_seed, {"module_random"}),
+    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC),
+          {"module_random"}),
     _kind("shape on a random draft", 5, "accepted_tokens is a prefix of the draft; a rejection brings a replacement",
-          _shape, None),
+          samplers.shape(FUNC), None),
     _kind("len(draft_probs) != K raises", 4, "one draft row per drafted token", _invalid("draft_probs")),
     _kind("len(target_probs) < K raises", 4, "the target must score every drafted position", _invalid("target_probs")),
     _kind("q(x) = 0 raises", 3, "the draft cannot have proposed a token it gives probability 0", _invalid("q")),

@@ -5,14 +5,15 @@ hidden case and catalogue of mistakes, ending in `EXERCISE = Exercise(...)`),
 one line here, and its folder in exercises/ (see exercises/README.md).
 
     >>> sorted(EXERCISES)
-    ['ex01', 'ex02', 'ex03', 'ex04', 'ex05']
+    ['ex01', 'ex02', 'ex03', 'ex04', 'ex05', 'ex06']
     >>> exercise("ex01").max_score, exercise("ex01").bonus
     (100, 10)
 """
 
-from . import ex01, ex02, ex03, ex04, ex05
+from . import ex01, ex02, ex03, ex04, ex05, ex06
 
-EXERCISES = {e.name: e for e in (ex01.EXERCISE, ex02.EXERCISE, ex03.EXERCISE, ex04.EXERCISE, ex05.EXERCISE)}
+EXERCISES = {e.name: e for e in (ex01.EXERCISE, ex02.EXERCISE, ex03.EXERCISE, ex04.EXERCISE, ex05.EXERCISE,
+                                     ex06.EXERCISE)}
 
 
 def exercise(name):

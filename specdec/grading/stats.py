@@ -1,4 +1,4 @@
-"""Statistical judges for a sampler (exercise 4), computed in the parent from batches of outputs.
+"""Statistical judges for the samplers (exercises 4 and 6), computed in the parent from batches of outputs.
 
 The parent sends N calls (each with its own `random.Random(seed)`), gets N
 outputs back, checks each one, counts, and compares with exact values:
@@ -9,7 +9,14 @@ outputs back, checks each one, counts, and compares with exact values:
   never appear;
 - the mean number of accepted drafts must lie within MEAN_TOL = 0.13 of its
   exact value (4.7 standard errors at N = 2000: for beta in [0.3, 0.7] the
-  count of accepted drafts out of 3 has a standard deviation of at most 1.24).
+  count of accepted drafts out of 3 has a standard deviation of at most 1.24);
+- a whole law (exercise 6: {outcome: exact probability}, from the exact
+  enumeration): outcomes expected fewer than MIN_EXPECTED = 10 times are pooled
+  into one bin, an outcome of probability 0 must never appear, and each bin's
+  count must lie in an exact binomial acceptance interval whose two tails hold
+  at most LAW_ALPHA / (2 bins) each: a correct sampler fails such a case with
+  probability at most LAW_ALPHA = 1e-4, computed exactly (`law_test`), however
+  small the bins (the normal curve's 4.5 would not promise that for small counts).
 
 Counts are ints and the mean is a ratio of ints, so no statistic can be
 NaN or infinite, whatever the submission returns.
@@ -18,6 +25,11 @@ NaN or infinite, whatever the submission returns.
     ''
     >>> z_problem([1300, 2700], [0.25, 0.75])[:36]
     'token 0 was emitted 1300 times in 40'
+    >>> tests, false_alarm = law_test({"a": 0.5, "b": 0.49, "c": 0.01, "d": 0.0}, 2000)
+    >>> [(t[0], t[3], t[4]) for t in tests], false_alarm < 1e-4
+    ([("'a'", 907, 1093), ("'b'", 887, 1073), ("'c'", 5, 41)], True)
+    >>> law_problem({"a": 1000, "b": 980, "c": 20}, tests, 2000), law_problem({"a": 1000, "d": 1}, tests, 2000)[:34]
+    ('', "'d' has probability 0 but appeared")
 """
 
 import math
@@ -26,6 +38,8 @@ from .judge import raised_text, verify_shape
 
 Z_MAX = 4.5
 MEAN_TOL = 0.13
+MIN_EXPECTED = 10
+LAW_ALPHA = 1e-4
 
 
 def z_problem(counts, target):
@@ -125,4 +139,113 @@ def mean_accepted_judge(calls, exact_mean, vocab):
         if abs(mean - exact_mean) > MEAN_TOL:
             return False, f"the mean number of accepted drafts is {mean:.3f}, off the exact value by more than {MEAN_TOL}"
         return True, ""
+    return judge
+
+
+
+# ---- a whole law: {outcome: exact probability} ------------------------------------------------------------
+def law_bins(law, n):
+    """[(label, outcomes, probability)]: each outcome expected >= MIN_EXPECTED times alone, the others pooled."""
+    alone = sorted((k for k, t in law.items() if t > 0 and n * t >= MIN_EXPECTED), key=repr)
+    rare = sorted((k for k, t in law.items() if t > 0 and n * t < MIN_EXPECTED), key=repr)
+    out = [(repr(k), [k], float(law[k])) for k in alone]
+    if rare:
+        out.append((f"the {len(rare)} outcomes expected fewer than {MIN_EXPECTED} times each, together", rare,
+                    float(sum(law[k] for k in rare))))
+    return out
+
+
+def _pmf(n, t):
+    """(first k, [P(X = k) ...]) for X ~ Binomial(n, t) on mean +- 12 sd (+ 6): the rest is below 1e-20."""
+    if t <= 0.0 or t >= 1.0:
+        return (0 if t <= 0.0 else n), [1.0]
+    sd = math.sqrt(n * t * (1.0 - t))
+    low, high = max(0, math.floor(n * t - 12 * sd - 6)), min(n, math.ceil(n * t + 12 * sd + 6))
+    log_t, log_s, log_n = math.log(t), math.log1p(-t), math.lgamma(n + 1)
+    return low, [math.exp(log_n - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_t + (n - k) * log_s)
+                 for k in range(low, high + 1)]
+
+
+def law_test(law, n, alpha=LAW_ALPHA):
+    """([(label, outcomes, t, lo, hi)], false alarm): exact binomial acceptance intervals, one per bin.
+
+    Each tail of each bin gets alpha / (2 bins) at most (Bonferroni), so a correct sampler fails
+    the whole test with probability at most alpha; the second value is that probability's exact
+    bound, the sum of the tails the intervals actually leave out.
+    """
+    bins, tests, false_alarm = law_bins(law, n), [], 0.0
+    a = alpha / (2 * max(1, len(bins)))
+    for label, outcomes, t in bins:
+        first, pmf = _pmf(n, t)
+        below = above = 0.0
+        lo, hi = first, first + len(pmf) - 1
+        for k, v in enumerate(pmf):          # lo: P(X < lo) <= a
+            if below + v > a:
+                lo = first + k
+                break
+            below += v
+        for k, v in enumerate(reversed(pmf)):  # hi: P(X > hi) <= a
+            if above + v > a:
+                hi = first + len(pmf) - 1 - k
+                break
+            above += v
+        tests.append((label, outcomes, t, lo, hi))
+        false_alarm += below + above
+    return tests, false_alarm
+
+
+def law_problem(counts, tests, n, describe=repr):
+    """The first outcome of probability 0 seen, or bin outside its interval (`law_test`), or ''."""
+    allowed = {k for _, outcomes, _, _, _ in tests for k in outcomes}
+    for outcome, c in sorted(counts.items(), key=lambda kc: repr(kc[0])):
+        if c and outcome not in allowed:
+            return f"{describe(outcome)} has probability 0 but appeared {c} times in {n}"
+    for label, outcomes, t, lo, hi in tests:
+        c = sum(counts.get(k, 0) for k in outcomes)
+        if not lo <= c <= hi:
+            label = describe(outcomes[0]) if len(outcomes) == 1 else label
+            return (f"{label} appeared {c} times in {n}; a correct function gives between {lo} and {hi} "
+                    f"(expected {n * t:.0f})")
+    return ""
+
+
+def law_power(wrong, law, n):
+    """The largest |z| by which a sampler with law `wrong` misses `law` on its bins in n calls (a quick screen).
+
+    Mass on outcomes of probability 0 counts as infinite once n times it is at least 12.
+    """
+    leak = sum(float(v) for k, v in wrong.items() if v and not law.get(k, 0))
+    worst = math.inf if n * leak >= 12 else 0.0
+    for _, outcomes, t in law_bins(law, n):
+        w = float(sum(wrong.get(k, 0) for k in outcomes))
+        if 0.0 < t < 1.0:
+            worst = max(worst, abs(w - t) * math.sqrt(n / (t * (1.0 - t))))
+    return worst
+
+
+def law_miss(wrong, tests, n):
+    """An upper bound on the chance that a sampler with law `wrong` passes `tests` in n calls (exact binomials)."""
+    allowed = {k for _, outcomes, _, _, _ in tests for k in outcomes}
+    leak = float(sum(v for k, v in wrong.items() if k not in allowed))
+    miss = (1.0 - leak) ** n
+    for _, outcomes, _, lo, hi in tests:
+        first, pmf = _pmf(n, float(sum(wrong.get(k, 0) for k in outcomes)))
+        miss = min(miss, sum(v for k, v in enumerate(pmf, start=first) if lo <= k <= hi))
+    return miss
+
+
+def law_judge(calls, law, vocab, outcome, what, describe=repr):
+    """A judge that maps each output to an outcome (`outcome(value)`) and holds the counts to `law_test`."""
+    tests = law_test(law, len(calls))[0]
+
+    def judge(reply):
+        got, problem = outputs(reply, calls, vocab)
+        if problem:
+            return False, problem
+        counts = {}
+        for value in got:
+            key = outcome(value)
+            counts[key] = counts.get(key, 0) + 1
+        problem = law_problem(counts, tests, len(got), describe)
+        return (False, f"{what} is off its exact law: {problem}") if problem else (True, "")
     return judge
