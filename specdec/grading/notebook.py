@@ -13,9 +13,10 @@ reports its SyntaxError with the cell and line.
 The notebook is hostile input read by the grading process, so the work is
 bounded: JSON nested too deeply is a NotebookError; IPython reads a whole cell
 again for each magic it rewrites (up to 500 times), so a cell is transformed
-only when (its characters) x (its lines that could hold a magic) is at most
-MAX_TRANSFORM (well under a second; an honest cell is far below it, a longer
-one is kept as written), and only until `deadline`.
+only when (its characters) x (its places that could hold a magic) is at most
+MAX_TRANSFORM (well under a second; an honest cell is far below it; one above
+is kept as written, and a magic in it is then a SyntaxError), and only until
+`deadline`.
 
     >>> script, where = notebook_to_script('{"cells": [{"cell_type": "code", "source": "%time x = 1\\\\ny = x"}]}')
     >>> script.splitlines()[where.index((1, 2))]
@@ -24,9 +25,13 @@ one is kept as written), and only until `deadline`.
 
 import ast
 import json
+import re
 import time
 
 MAX_TRANSFORM = 250_000  # characters x possible magics: about 0.5 s of IPython at worst
+# What IPython rewrites one at a time: an escape starting a line (%time, !ls, ?x, /f x), x = %magic or
+# x = !cmd, a line ending in ?. A superset: `x % 2` or `a != b` are not counted, `/` at a line start is.
+MAGIC = re.compile(r"^[ \t]*[%!?/,;]|=[ \t]*[%!]|\?[ \t]*$", re.MULTILINE)
 
 PRELUDE = '''\
 class _Shell:
@@ -119,8 +124,7 @@ def notebook_to_script(text, deadline=None):
         if deadline is not None and time.monotonic() > deadline:
             raise NotebookError(f"reading the notebook's magics took too long (stopped at cell {number})")
         code = source
-        magics = sum(1 for line in source.splitlines() if any(c in line for c in "%!?") or line.lstrip()[:1] in "/,;")
-        if len(source) * magics <= MAX_TRANSFORM:
+        if len(source) * len(MAGIC.findall(source)) <= MAX_TRANSFORM:
             try:
                 code = transform(source)
             except Exception:  # IPython could not read the cell: Python reports it as it stands

@@ -192,7 +192,10 @@ def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max
 def _load_failure(first, code):
     """The worker's load_error (a dict), or a sentence for a worker that never said 'loaded'."""
     if isinstance(first, dict) and first.get("event") == "load_error" and type(first.get("error")) is dict:
-        return protocol.clean_exception(first["error"])
+        try:
+            return protocol.clean_exception(first["error"])
+        except protocol.ProtocolError as exc:
+            return f"it could not load, and sent {exc}"
     if first == "timeout":
         return "it did not finish loading in time (an endless loop at import?)"
     if first is None:
