@@ -28,6 +28,7 @@ from specdec.grading import batch, grade_file, protocol
 from specdec.grading.batch import folder_exercise, grade_apart, grade_folder, write_csv
 from specdec.grading.cases import failing_mistakes
 from specdec.grading.notebook import MAGIC, NotebookError, code_cells, notebook_to_script
+from specdec.grading.submission import read_code
 from specdec.grading.registry import exercise
 from specdec.grading.report import clean, label
 from specdec.grading.sandbox import bwrap_problem
@@ -241,3 +242,15 @@ def test_bad_options_are_exit_2_with_a_clear_message(tmp_path, args, env, needle
 def test_ex04_samplers_that_are_not_lossless_lose_points(name):
     report = grade_file(os.path.join(SUBS, "ex04", name), "ex04", timeout=5.0, mode="bwrap")
     assert report.score < 100
+
+
+def test_a_batch_refuses_a_link_even_when_it_appears_after_the_check(tmp_path):
+    """A folder learners can still write to could swap a checked file for a link to the course's solution."""
+    link = tmp_path / "ex01_mallory.py"
+    os.symlink(os.path.join(ROOT, "exercises", "ex01_verify", "solution.py"), link)
+    report = grade_file(str(link), "ex01", timeout=1.0, mode="process", links=False)  # what a batch asks for
+    assert (report.status, report.score) == ("error", 0) and "symbolic links" in report.error
+    fifo = tmp_path / "ex01_fifo.py"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_code(str(fifo))  # without blocking on it

@@ -99,7 +99,7 @@ def _grade_one(path, exercise, options):
             raise ValueError("a symbolic link, not a file: refused (hand in the file itself)")
         if not stat.S_ISREG(mode):
             raise ValueError("not a regular file (a folder, FIFO or device): refused")
-        return grade_apart(path, exercise, **options)
+        return grade_apart(path, exercise, **options, links=False)
     except (OSError, ValueError) as exc:  # e.g. no exercise in the name: this row says so, the batch goes on
         return _not_graded(path, exercise, options, str(exc) or type(exc).__name__)
 

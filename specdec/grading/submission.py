@@ -18,6 +18,7 @@ says so. Both runs share the submission's time limit (`max_seconds`).
 
 import os
 import re
+import stat
 import tempfile
 import time
 
@@ -36,9 +37,17 @@ def infer_exercise(path):
     return match.group(1) if match else None
 
 
-def read_code(path, deadline=None):
-    """(code, where): the submission's Python source and, for a notebook, its line -> (cell, line) map."""
-    with open(path, "rb") as f:
+def read_code(path, deadline=None, links=True):
+    """(code, where): the submission's Python source and, for a notebook, its line -> (cell, line) map.
+
+    `links=False`: a symbolic link is refused when the file is opened (a batch checks first too, but a
+    folder learners can still write to could swap a file for a link in between). Only a regular file is
+    read: a FIFO put in its place cannot stall the grader (O_NONBLOCK).
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if links else getattr(os, "O_NOFOLLOW", 0))
+    with open(os.open(path, flags), "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError("not a regular file")
         data = f.read(MAX_NOTEBOOK + 1)
     if path.endswith(".ipynb"):
         if len(data) > MAX_NOTEBOOK:
@@ -83,8 +92,8 @@ def _load_message(error, display):
     return f"{detail}" + (f" at {display} {where}{text}" if where else "")
 
 
-def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto", seed=0):
-    """Grade `path` on `exercise` (inferred from the file name when None).
+def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto", seed=0, links=True):
+    """Grade `path` on `exercise` (inferred from the file name when None); `links=False` refuses a symbolic link.
 
     Raises ValueError only for the grader's own usage errors (no such file,
     unknown exercise) and SandboxError for `mode="bwrap"` where bwrap cannot run;
@@ -106,7 +115,7 @@ def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto",
     display = label(os.path.basename(path))
     fields = {"source": display, "sandbox": mode}
     try:
-        code, where = read_code(path, started + max_seconds)
+        code, where = read_code(path, started + max_seconds, links)
     except (NotebookError, OSError) as exc:
         return verdict.not_run(ex, seed, cases, f"cannot read {display}: {exc}", **fields)
     requests = [c.request(i) for i, c in enumerate(cases)]

@@ -2,7 +2,8 @@
 
 It is started as a script (`python -s -S -B worker.py REPLY_FD`), sees no course
 package, and does four things only: apply the resource limits, leave root if it
-was started as root, load the submission from source, and answer requests.
+was started as root and install a seccomp filter (`harden`), load the submission
+from source, and answer requests.
 A request names a function and a list of calls; the reply holds, per call, the
 returned value as plain JSON data or the exception it raised:
 
