@@ -210,6 +210,8 @@ def harden():
     """No new privileges, then the seccomp filter (for this process and all it starts); True if installed."""
     import ctypes
     import struct
+    if not sys.platform.startswith("linux"):  # process mode elsewhere: nothing to install
+        return False
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
     libc.prctl(38, 1, None, 0, 0)  # PR_SET_NO_NEW_PRIVS
