@@ -30,7 +30,7 @@ from specdec.grading.cases import failing_mistakes
 from specdec.grading.notebook import MAGIC, NotebookError, code_cells, notebook_to_script
 from specdec.grading.submission import read_code
 from specdec.grading.registry import exercise
-from specdec.grading.report import clean, label
+from specdec.grading.report import clean, csv_cell, label
 from specdec.grading.sandbox import bwrap_problem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -219,7 +219,7 @@ def test_ipython_reads_only_cells_it_reads_quickly_and_only_until_the_deadline()
 @given(st.lists(st.text(max_size=12), min_size=2, max_size=6, unique=True))
 def test_labels_are_printable_and_never_merge_two_names(names):
     labels = [label(n) for n in names]
-    assert len(set(labels)) == len(names)
+    assert len(set(labels)) == len({csv_cell(x, 10 ** 6) for x in labels}) == len(names)  # '=x' vs "'=x" too
     assert all(clean(x, 10 ** 6) == x for x in labels)  # nothing left for clean() to hide
 
 

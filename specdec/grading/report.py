@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 
 
+HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")  # control, format, surrogate, private, unassigned, breaks
+
+
 def clean(text, limit=300):
     """One printable line: ANSI sequences dropped, other control and separator characters -> '?'."""
     text = ANSI.sub("", str(text))
@@ -38,18 +41,18 @@ def clean(text, limit=300):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
-
-
 def label(name):
-    """A file name made printable and unambiguous: backslashes, a leading quote and every character `clean()`
-    would hide are escaped (a byte that is not UTF-8 as \\xff), never dropped or shortened."""
+    """A file name made printable and unambiguous: what `clean()` would drop or hide is escaped, never
+    dropped or shortened (ESC as \\x1b, a byte that is not UTF-8 as \\xff), and so are a backslash and
+    a leading quote (the spreadsheet text marker `csv_cell` may add)."""
     out = []
     for i, ch in enumerate(str(name)):
         if 0xDC80 <= ord(ch) <= 0xDCFF:  # a raw byte os.listdir kept (surrogateescape)
             out.append(f"\\x{ord(ch) - 0xDC00:02x}")
-        elif ch == "\\" or (ch == "'" and i == 0) or unicodedata.category(ch) in HIDDEN:
-            out.append(ch.encode("unicode_escape").decode("ascii") if ch != "'" else "\\x27")
+        elif ch == "'" and i == 0:
+            out.append("\\x27")
+        elif ch == "\\" or unicodedata.category(ch) in HIDDEN:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
         else:
             out.append(ch)
     return "".join(out)

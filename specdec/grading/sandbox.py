@@ -8,7 +8,7 @@ random unprivileged uid; run as a user, bwrap makes a user namespace. Before
 the submission loads, the worker sets the limits below and a seccomp filter
 (`worker.harden`: no new namespaces or mounts, no SysV IPC). The limits bound
 the whole sandbox, not one process: at most 4 processes, each with 384 MiB
-of address space and 32 open files of at most 4 MiB, so under 2 GiB in all
+of address space and 32 open files of at most 4 MiB, so about 2 GiB in all
 (plus its 16 MiB /tmp); and CPU seconds. `kill()` kills bwrap itself (our own
 child, so its pid cannot have been reused); `--die-with-parent` then takes
 every process of the sandbox with it. bwrap's command line comes through
