@@ -7,9 +7,9 @@ describes. Run as root, bwrap sets it up and the worker then becomes a
 random unprivileged uid; run as a user, bwrap makes a user namespace. Before
 the submission loads, the worker sets the limits below and a seccomp filter
 (`worker.harden`: no new namespaces or mounts, no SysV IPC). The limits bound
-the whole sandbox, not one process: at most 4 processes, each with 384 MiB
-of address space and 32 open files of at most 4 MiB, so about 2 GiB in all
-(plus its 16 MiB /tmp); and CPU seconds. `kill()` kills bwrap itself (our own
+the whole sandbox, not one process: at most 3 processes or threads, each with
+512 MiB of address space and 32 open files of at most 4 MiB, so under 2 GiB
+in all (plus its 16 MiB /tmp); and CPU seconds. `kill()` kills bwrap itself (our own
 child, so its pid cannot have been reused); `--die-with-parent` then takes
 every process of the sandbox with it. bwrap's command line comes through
 `--args`, so the sandbox's /proc shows no host path.
@@ -36,8 +36,8 @@ from .mounts import ENV, WORKER, bwrap_argv, numpy_dirs
 NOT_SANDBOXED = ("warning: grading WITHOUT a sandbox ({}): submissions run as ordinary processes of this "
                  "user; fine for self-study, not for untrusted code")
 MiB = 1024 ** 2
-LIMITS = {"RLIMIT_AS": 384 * MiB, "RLIMIT_NOFILE": 32, "RLIMIT_FSIZE": 4 * MiB, "RLIMIT_CORE": 0}
-PROCESSES = 4  # bwrap mode: RLIMIT_NPROC, per sandbox (its uid or user namespace is its own)
+LIMITS = {"RLIMIT_AS": 512 * MiB, "RLIMIT_NOFILE": 32, "RLIMIT_FSIZE": 4 * MiB, "RLIMIT_CORE": 0}
+PROCESSES = 3  # bwrap mode: RLIMIT_NPROC (processes and threads), per sandbox: its uid or user namespace is its own
 
 
 class SandboxError(RuntimeError):

@@ -3,7 +3,7 @@
 A limit per process is not a limit per sandbox: with 32 processes of 2 GiB each, the old sandbox's
 "2 GiB" was 64 GiB. It counts the processes it can keep alive at once (sleepers, killed again before
 it answers) times the address space each may use; over 2 GiB it raises. Now a sandbox holds at most
-4 processes of 384 MiB (plus 32 open files of 4 MiB each): the file, correct otherwise, gets 100.
+3 processes of 512 MiB (plus 32 open files of 4 MiB each): the file, correct otherwise, gets 100.
 """
 import os
 import resource
