@@ -22,10 +22,10 @@ import argparse
 import os
 import sys
 
-from .grading.batch import grade_folder, write_csv
+from .grading.batch import grade_apart, grade_folder, write_csv
 from .grading.release import release
 from .grading.sandbox import SandboxError, resolve
-from .grading.submission import default_max_seconds, grade_file
+from .grading.submission import default_max_seconds
 
 
 def _parser():
@@ -36,7 +36,7 @@ def _parser():
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
     parser.add_argument("--max-seconds", type=float, help="seconds per submission, all cases and both runs "
                         "(default max(60, 3 * timeout + 30))")
-    parser.add_argument("--seed", type=int, default=int(os.environ.get("SPECDEC_GRADE_SEED", "0") or 0),
+    parser.add_argument("--seed", type=int, default=os.environ.get("SPECDEC_GRADE_SEED") or "0",
                         help="secret seed for fresh hidden cases (default $SPECDEC_GRADE_SEED, else 0: the shipped ones)")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "process"), default="auto",
                         help="auto (default): bwrap when it works, else a warned fallback to process")
@@ -61,8 +61,8 @@ def main(argv=None):
         return 0
     parser = _parser()
     args = parser.parse_args(argv)
-    if not args.timeout > 0 or (args.max_seconds is not None and not args.max_seconds > 0):
-        parser.error("--timeout and --max-seconds must be > 0")  # exits with 2
+    if not 0 < args.timeout < 1e6 or (args.max_seconds is not None and not 0 < args.max_seconds < 1e6):
+        parser.error("--timeout and --max-seconds must be > 0 seconds (and finite)")  # exits with 2
     try:
         mode, warning = resolve(args.sandbox)
     except SandboxError as exc:
@@ -87,7 +87,7 @@ def main(argv=None):
     if not args.submission:
         parser.error("give a SUBMISSION file, --batch DIR, or release OUT/")
     try:
-        report = grade_file(args.submission, args.exercise, **options)
+        report = grade_apart(args.submission, args.exercise, **options)  # in a grading process of its own
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -23,7 +23,6 @@ import sysconfig
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 LIB_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32")  # symlinks kept
-LIMITS = {"RLIMIT_AS": 2 * 1024 ** 3, "RLIMIT_NOFILE": 64, "RLIMIT_FSIZE": 16 * 1024 ** 2, "RLIMIT_CORE": 0}
 ENV = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
 
@@ -94,8 +93,11 @@ def _mkdirs(path, made, argv):
             argv += ["--perms", "0755", "--dir", d]
 
 
-def bwrap_argv(submission, numpy=False, info_fd=None):
-    """The bwrap command line (without the interpreter's command) for one sandbox."""
+def bwrap_argv(submission, numpy=False, worker_fd=None):
+    """The bwrap command line (without the interpreter's command) for one sandbox.
+
+    The worker is bound from its file, or copied from `worker_fd` (read-only) when given.
+    """
     argv = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--clearenv"]
     if os.geteuid() == 0:  # the worker needs these two to leave root; it drops them with root
@@ -122,8 +124,6 @@ def bwrap_argv(submission, numpy=False, info_fd=None):
             argv += ["--ro-bind", d, target]
     argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(16 * 1024 ** 2), "--tmpfs", "/tmp",
              "--perms", "0755", "--dir", "/work", "--perms", "0755", "--dir", "/grader",
-             "--ro-bind", WORKER, "/grader/worker.py", "--ro-bind", submission, "/work/" + os.path.basename(submission),
-             "--chdir", "/work"]
-    if info_fd is not None:
-        argv += ["--info-fd", str(info_fd)]
+             *(["--ro-bind", WORKER] if worker_fd is None else ["--ro-bind-data", str(worker_fd)]), "/grader/worker.py",
+             "--ro-bind", submission, "/work/" + os.path.basename(submission), "--chdir", "/work"]
     return argv

@@ -10,6 +10,14 @@ check cell), found in each cell's syntax tree, so a comment that mentions the
 grader changes nothing. A cell that does not parse is kept: the grader then
 reports its SyntaxError with the cell and line.
 
+The notebook is hostile input read by the grading process, so the work is
+bounded: JSON nested too deeply is a NotebookError; IPython reads a whole cell
+again for each magic it rewrites (up to 500 times), so a cell is transformed
+only when (its characters) x (its places that could hold a magic) is at most
+MAX_TRANSFORM (well under a second; an honest cell is far below it; one above
+is kept as written, and a magic in it is then a SyntaxError), and only until
+`deadline`.
+
     >>> script, where = notebook_to_script('{"cells": [{"cell_type": "code", "source": "%time x = 1\\\\ny = x"}]}')
     >>> script.splitlines()[where.index((1, 2))]
     'y = x'
@@ -17,6 +25,13 @@ reports its SyntaxError with the cell and line.
 
 import ast
 import json
+import re
+import time
+
+MAX_TRANSFORM = 250_000  # characters x possible magics: about 0.5 s of IPython at worst
+# What IPython rewrites one at a time: an escape starting a line (%time, !ls, ?x, /f x), x = %magic or
+# x = !cmd, a line ending in ?. A superset: `x % 2` or `a != b` are not counted, `/` at a line start is.
+MAGIC = re.compile(r"^[ \t]*[%!?/,;]|=[ \t]*[%!]|\?[ \t]*$", re.MULTILINE)
 
 PRELUDE = '''\
 class _Shell:
@@ -63,7 +78,7 @@ def _without_check(source):
     """`source` with its check statements replaced by `pass` lines (line numbers kept)."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # e.g. 200000 unary minus signs
         return source
     lines = source.splitlines()
     for node in tree.body:
@@ -78,6 +93,8 @@ def code_cells(text):
         notebook = json.loads(text)
     except ValueError as exc:
         raise NotebookError(f"not a notebook: the file is not valid JSON ({exc})") from None
+    except (RecursionError, MemoryError):
+        raise NotebookError("not a notebook: its JSON is nested too deeply") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
         raise NotebookError("not a notebook: it has no list of cells")
@@ -95,16 +112,23 @@ def code_cells(text):
     return out
 
 
-def notebook_to_script(text):
-    """(script, where): the script, and where[i] = (cell, line) for script line i + 1 (None: grader lines)."""
+def notebook_to_script(text, deadline=None):
+    """(script, where): the script, and where[i] = (cell, line) for script line i + 1 (None: grader lines).
+
+    `deadline` (a time.monotonic() value): NotebookError if the cells are not read by then.
+    """
     from IPython.core.inputtransformer2 import TransformerManager
     transform = TransformerManager().transform_cell
     lines, where = PRELUDE.splitlines(), [None] * len(PRELUDE.splitlines())
     for number, source in code_cells(text):
-        try:
-            code = transform(source)
-        except Exception:  # IPython could not read the cell: Python reports it as it stands
-            code = source
+        if deadline is not None and time.monotonic() > deadline:
+            raise NotebookError(f"reading the notebook's magics took too long (stopped at cell {number})")
+        code = source
+        if len(source) * len(MAGIC.findall(source)) <= MAX_TRANSFORM:
+            try:
+                code = transform(source)
+            except Exception:  # IPython could not read the cell: Python reports it as it stands
+                pass
         cell = _without_check(code).splitlines()
         lines.append(f"# cell {number}")
         where.append(None)

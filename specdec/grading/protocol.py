@@ -2,9 +2,11 @@
 
 Requests go in as JSON (see `worker.py` for their shape). Replies come back
 as JSON from a process the submission controls, so they are read as hostile:
-a reply must be one frame no larger than MAX_REPLY bytes, valid JSON without
+a reply must be one frame no larger than MAX_REPLY bytes (8 MiB: the largest
+honest reply, 50000 floats sent back twice, is about 2 MiB), valid JSON without
 duplicate keys, nested at most MAX_DEPTH levels, and shaped as the request
-asked. Values are then made safe to judge:
+asked; every text in it (an exception's type, message, line) must be a JSON
+string, never a structure to turn into one. Values are then made safe to judge:
 
 - ints stay ints and bools stay bools (JSON keeps them apart);
 - an int beyond +-2**63 becomes a `Foreign` ("an int with 401 digits"), so no
@@ -22,7 +24,7 @@ parent never crashes.
 import json
 import math
 
-MAX_REPLY = 32 * 1024 ** 2
+MAX_REPLY = 8 * 1024 ** 2
 MAX_DEPTH = 40
 MAX_ITEMS = 4_000_000
 MAX_STR = 2000
@@ -63,6 +65,8 @@ def parse(body):
         raise
     except (ValueError, RecursionError, UnicodeDecodeError) as exc:  # ints over 4300 digits land here too
         raise ProtocolError(f"a reply that is not valid JSON ({type(exc).__name__})") from None
+    except MemoryError:
+        raise ProtocolError("a reply too large to read") from None
 
 
 def clean_value(value, depth=0, budget=None):
@@ -90,12 +94,19 @@ def clean_value(value, depth=0, budget=None):
     raise ProtocolError(f"a value of JSON type {kind.__name__}")
 
 
+def _text(value, limit):
+    """A JSON string, cut at `limit`; any other JSON value is refused (str() of a deep list would recurse)."""
+    if type(value) is not str:
+        raise ProtocolError("an exception report whose texts are not strings")
+    return value[:limit]
+
+
 def clean_exception(info):
     if type(info) is not dict:
         raise ProtocolError("an exception report that is not an object")
-    out = {"type": str(info.get("type", "?"))[:100], "message": str(info.get("message", ""))[:MAX_STR]}
+    out = {"type": _text(info.get("type", "?"), 100), "message": _text(info.get("message", ""), MAX_STR)}
     builtin = info.get("builtin_types", [])
-    out["builtin_types"] = [str(t)[:100] for t in builtin[:50]] if type(builtin) is list else []
+    out["builtin_types"] = [_text(t, 100) for t in builtin[:50]] if type(builtin) is list else []
     if type(info.get("line")) is int and type(info.get("text", "")) is str:
         out.update(line=info["line"], text=info.get("text", "")[:200])
     return out
@@ -108,7 +119,7 @@ def check_reply(reply, request):
     if "too_large" in reply:
         raise ProtocolError("a result too large to send back")
     if "worker_error" in reply:
-        return {"worker_error": str(reply["worker_error"])[:MAX_STR]}
+        return {"worker_error": _text(reply["worker_error"], MAX_STR)}
     results = reply.get("results")
     if type(results) is not list or not 0 < len(results) <= len(request["calls"]):
         raise ProtocolError(f"{len(request['calls'])} calls but a reply with no results or more")

@@ -7,15 +7,19 @@ Scoring rules (stated once, applied everywhere):
   with no NumPy on its filesystem, and needs a score above 0 there;
 - the table lists failures first and ends with `score: S/MAX` plus ` (+B bonus)`.
 
-Every string a submission controls (exception messages, source lines, file
-names) goes through `clean()` before it reaches a terminal, the JSON, the CSV
-or the HTML: control characters, ANSI escapes and line breaks become `?`, so
-a submission cannot print a fake `score:` line or a second JSON document.
+Every string a submission controls (exception messages, source lines) goes
+through `clean()` before it reaches a terminal, the JSON, the CSV or the HTML:
+control characters, ANSI escapes and line breaks become `?`, so a submission
+cannot print a fake `score:` line or a second JSON document. A file name names
+a learner, so it must also stay unambiguous: `label()` spells out what
+`clean()` would drop or hide, and two files never share a row's name.
 
     >>> clean("ok\\x1b[2J\\nscore: 100/100")
     'ok?score: 100/100'
     >>> csv_cell("=HYPERLINK(1)")
     "'=HYPERLINK(1)"
+    >>> label("ex01_ali\\x1b[0mce.py"), label(b"ex01_\\xff.py".decode(errors="surrogateescape"))
+    ('ex01_ali\\\\x1b[0mce.py', 'ex01_\\\\xff.py')
 """
 
 import html
@@ -27,12 +31,31 @@ from dataclasses import dataclass, field
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 
 
+HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")  # control, format, surrogate, private, unassigned, breaks
+
+
 def clean(text, limit=300):
     """One printable line: ANSI sequences dropped, other control and separator characters -> '?'."""
     text = ANSI.sub("", str(text))
-    text = "".join("?" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") else ch
-                   for ch in text)
+    text = "".join("?" if unicodedata.category(ch) in HIDDEN else ch for ch in text)
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def label(name):
+    """A file name made printable and unambiguous: what `clean()` would drop or hide is escaped, never
+    dropped or shortened (ESC as \\x1b, a byte that is not UTF-8 as \\xff), and so are a backslash and
+    a leading quote (the spreadsheet text marker `csv_cell` may add)."""
+    out = []
+    for i, ch in enumerate(str(name)):
+        if 0xDC80 <= ord(ch) <= 0xDCFF:  # a raw byte os.listdir kept (surrogateescape)
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
+        elif ch == "'" and i == 0:
+            out.append("\\x27")
+        elif ch == "\\" or unicodedata.category(ch) in HIDDEN:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def csv_cell(text, limit=300):
@@ -107,7 +130,7 @@ class Report:
         return self.cases[0].message if len(ways) == 1 else ""
 
     def lines(self):
-        head = f"{self.exercise} {self.title}" + (f": {clean(self.source, 120)}" if self.source else "")
+        head = f"{self.exercise} {self.title}" + (f": {clean(self.source, 2000)}" if self.source else "")
         if self.seed:
             head += f"  (hidden cases from --seed {self.seed})"
         out = [head]
@@ -135,7 +158,7 @@ class Report:
         return "\n".join(self.lines())
 
     def to_dict(self):
-        return {"exercise": self.exercise, "file": clean(self.source, 200), "score": self.score,
+        return {"exercise": self.exercise, "file": clean(self.source, 2000), "score": self.score,
                 "max_score": self.max_score, "bonus": self.bonus, "plain_python": self.plain_python,
                 "bonus_decided_by": clean(self.bonus_note, 400), "status": self.status, "error": clean(self.error),
                 "diagnosis": clean(self.diagnosis, 400), "sandbox": self.sandbox, "seed": self.seed,
@@ -152,7 +175,7 @@ class Report:
         e = lambda text, limit=300: html.escape(clean(text, limit))
         color = "#1a7f37" if self.status == "passed" else "#cf222e"
         parts = [f"<div class='specdec-report'><p><b>{e(self.exercise)} {e(self.title)}</b>"
-                 f"{' &middot; ' + e(self.source, 120) if self.source else ''}<br>"
+                 f"{' &middot; ' + e(self.source, 2000) if self.source else ''}<br>"
                  f"<span style='color:{color};font-size:1.2em'><b>{e(self.score_line())}</b></span></p>"]
         if self.error:
             return "\n".join(parts + [f"<p>cannot grade: {e(self.error)}</p></div>"])

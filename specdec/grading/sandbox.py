@@ -4,12 +4,15 @@
 submission run in new PID, network, IPC, UTS and mount namespaces
 (`--die-with-parent`, `--new-session`), on the filesystem `mounts.py`
 describes. Run as root, bwrap sets it up and the worker then becomes a
-random unprivileged uid in a user namespace of its own; run as a user, bwrap
-makes the user namespace itself. Limits (setrlimit, in the worker before the
-submission loads): CPU seconds, 2 GiB of address space, 64 open files,
-16 MiB per written file, 32 processes. `kill()` kills the PID namespace's
-init, which takes every process of the sandbox with it; bwrap's own command
-line comes through `--args`, so the sandbox's /proc shows no host path.
+random unprivileged uid; run as a user, bwrap makes a user namespace. Before
+the submission loads, the worker sets the limits below and a seccomp filter
+(`worker.harden`: no new namespaces or mounts, no SysV IPC). The limits bound
+the whole sandbox, not one process: at most 3 processes or threads, each with
+512 MiB of address space and 32 open files of at most 4 MiB, so under 2 GiB
+in all (plus its 16 MiB /tmp); and CPU seconds. `kill()` kills bwrap itself (our own
+child, so its pid cannot have been reused); `--die-with-parent` then takes
+every process of the sandbox with it. bwrap's command line comes through
+`--args`, so the sandbox's /proc shows no host path.
 
 `process` mode: the same worker as a child process in a scratch directory,
 killed by process group. It sees the whole machine as this user; the NumPy
@@ -23,7 +26,6 @@ probe run works, else warns in one line and falls back to `process`.
 import functools
 import os
 import secrets
-import select
 import shutil
 import signal
 import subprocess
@@ -33,7 +35,9 @@ from .mounts import ENV, WORKER, bwrap_argv, numpy_dirs
 
 NOT_SANDBOXED = ("warning: grading WITHOUT a sandbox ({}): submissions run as ordinary processes of this "
                  "user; fine for self-study, not for untrusted code")
-LIMITS = {"RLIMIT_AS": 2 * 1024 ** 3, "RLIMIT_NOFILE": 64, "RLIMIT_FSIZE": 16 * 1024 ** 2, "RLIMIT_CORE": 0}
+MiB = 1024 ** 2
+LIMITS = {"RLIMIT_AS": 512 * MiB, "RLIMIT_NOFILE": 32, "RLIMIT_FSIZE": 4 * MiB, "RLIMIT_CORE": 0}
+PROCESSES = 3  # bwrap mode: RLIMIT_NPROC (processes and threads), per sandbox: its uid or user namespace is its own
 
 
 class SandboxError(RuntimeError):
@@ -48,7 +52,9 @@ def bwrap_problem():
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed"
     probe = ("import sys; sys.path.insert(0, '/grader'); import worker; "
-             "worker.apply_limits({'RLIMIT_NPROC': 32}); " + ("worker.leave_root(%d); " % _uid() if os.geteuid() == 0 else "")
+             f"worker.apply_limits({{'RLIMIT_NPROC': {PROCESSES}}}); "
+             + ("worker.leave_root(%d); " % _uid() if os.geteuid() == 0 else "")
+             + "assert worker.harden(), 'no seccomp filter for this machine'; "
              + "import os; assert os.getuid() != 0 and not os.path.exists('/root/.cache')")
     argv = bwrap_argv(WORKER) + [os.path.realpath(sys.executable), "-s", "-S", "-B", "-c", probe]
     try:
@@ -84,7 +90,7 @@ def worker_config(mode, submission, display, functions, numpy, max_seconds):
     config = {"path": submission, "display": display, "functions": list(functions), "limits": limits,
               "sys_path": [], "uid": None, "block_numpy": False}
     if mode == "bwrap":
-        config.update(path="/work/" + os.path.basename(submission), limits=dict(limits, RLIMIT_NPROC=32))
+        config.update(path="/work/" + os.path.basename(submission), limits=dict(limits, RLIMIT_NPROC=PROCESSES))
         config["uid"] = _uid() if os.geteuid() == 0 else None
         config["sys_path"] = ["/opt/pylib"] if numpy else []
     elif numpy:
@@ -95,49 +101,34 @@ def worker_config(mode, submission, display, functions, numpy, max_seconds):
 
 
 def spawn(mode, submission, numpy, reply_fd):
-    """Start the worker; return (Popen, pid that kill() must kill: the PID namespace's init)."""
+    """Start the worker; return its Popen (bwrap itself in bwrap mode)."""
     python = os.path.realpath(sys.executable)
     command = ["-s", "-S", "-B"]
     if mode == "bwrap":
-        info_read, info_write = os.pipe()
         args_read, args_write = os.pipe()  # --args: the sandbox's /proc/1/cmdline shows no host paths
-        os.write(args_write, b"\0".join(a.encode() for a in bwrap_argv(submission, numpy, info_write)[1:]) + b"\0")
+        worker_read, worker_write = os.pipe()  # the worker as data: its host path is not in /proc/self/mountinfo
+        os.write(args_write, b"\0".join(a.encode() for a in bwrap_argv(submission, numpy, worker_read)[1:]) + b"\0")
         os.close(args_write)
+        with open(WORKER, "rb") as f:
+            os.write(worker_write, f.read())  # a few KiB: the pipe holds it
+        os.close(worker_write)
         argv = [shutil.which("bwrap"), "--args", str(args_read), python, *command, "/grader/worker.py", str(reply_fd)]
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                pass_fds=(reply_fd, info_write, args_read), start_new_session=True, env={})
-        os.close(info_write)
+                                pass_fds=(reply_fd, args_read, worker_read), start_new_session=True, env={})
         os.close(args_read)
-        init = _read_child_pid(info_read)
-        os.close(info_read)
-        return proc, init
+        os.close(worker_read)
+        return proc
     env = dict(ENV, HOME=os.path.dirname(submission), TMPDIR=os.path.dirname(submission))
-    proc = subprocess.Popen([python, *command, WORKER, str(reply_fd)], cwd=os.path.dirname(submission), env=env,
+    return subprocess.Popen([python, *command, WORKER, str(reply_fd)], cwd=os.path.dirname(submission), env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             pass_fds=(reply_fd,), start_new_session=True)
-    return proc, None
 
 
-def _read_child_pid(fd, seconds=10.0):
-    """bwrap's --info-fd JSON gives the outside pid of the sandbox's init; None if it never came."""
-    text = b""
-    while b"}" not in text:
-        ready, _, _ = select.select([fd], [], [], seconds)
-        chunk = os.read(fd, 4096) if ready else b""
-        if not chunk:
-            break
-        text += chunk
-    digits = text.partition(b'"child-pid":')[2].strip().split(b",")[0].split(b"}")[0].strip()
-    return int(digits) if digits.isdigit() else None
-
-
-def kill(proc, init):
-    """Kill everything the sandbox started: its PID namespace's init (bwrap) or its process group."""
-    targets = [(os.kill, init)] if init else []
-    targets += [(os.killpg, proc.pid), (os.kill, proc.pid)]
-    for fn, pid in targets:
+def kill(proc):
+    """Kill everything the sandbox started: bwrap (the sandbox dies with it) or the worker's process group."""
+    for fn in (os.killpg, os.kill):
         try:
-            fn(pid, signal.SIGKILL)
+            fn(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
     return proc.wait()

@@ -81,7 +81,7 @@ class Sandboxed:
 
     def __init__(self, mode, submission, numpy, output):
         read_fd, write_fd = os.pipe()
-        self.proc, self.init = sandbox.spawn(mode, submission, numpy, write_fd)
+        self.proc = sandbox.spawn(mode, submission, numpy, write_fd)
         os.close(write_fd)  # only the worker holds the write end: EOF means it is gone
         self.mode, self.inbox = mode, queue.Queue()
         self.threads = [threading.Thread(target=_read_frames, args=(read_fd, self.inbox), daemon=True),
@@ -110,16 +110,20 @@ class Sandboxed:
     def kill(self, run):
         if self.mode == "process" and sandbox.numpy_mapped(self.proc):
             run.numpy_seen = True
-        code = sandbox.kill(self.proc, self.init)
+        code = sandbox.kill(self.proc)
         for t in self.threads:
             t.join(timeout=2)
         return code
 
 
-def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max_seconds=60.0):
-    """Send `requests` (one per case) to the submission at `path`; never raises for a bad submission."""
+def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max_seconds=60.0, since=None):
+    """Send `requests` (one per case) to the submission at `path`; never raises for a bad submission.
+
+    The submission's time (`max_seconds`) counts from `since` (a time.monotonic() value; default: now),
+    so that the runs of one submission, and the reading of its notebook, share it.
+    """
     started = time.monotonic()
-    end = started + max_seconds
+    end = (started if since is None else since) + max_seconds
     result = Run(outcomes=[None] * len(requests))
     config = sandbox.worker_config(mode, path, display, functions, numpy, max_seconds)
     timeouts, i = 0, 0
@@ -188,7 +192,10 @@ def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max
 def _load_failure(first, code):
     """The worker's load_error (a dict), or a sentence for a worker that never said 'loaded'."""
     if isinstance(first, dict) and first.get("event") == "load_error" and type(first.get("error")) is dict:
-        return protocol.clean_exception(first["error"])
+        try:
+            return protocol.clean_exception(first["error"])
+        except protocol.ProtocolError as exc:
+            return f"it could not load, and sent {exc}"
     if first == "timeout":
         return "it did not finish loading in time (an endless loop at import?)"
     if first is None:

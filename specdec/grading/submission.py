@@ -1,8 +1,9 @@
 """Grade one submission file (a .py file or an exercise notebook) in the sandbox; return a Report.
 
 The file is read once (at most 1 MiB of code), turned into a script if it is
-a notebook, and written to a private copy: the sandbox only ever sees that
-copy, read-only, compiled from source (no .pyc is read or written).
+a notebook (within the submission's time), and written to a private copy: the
+sandbox only ever sees that copy, read-only, compiled from source (no .pyc is
+read or written).
 
 The plain-Python bonus is decided outside the submission's control. Run A is
 a sandbox with no NumPy anywhere on its filesystem; only run A can earn the
@@ -17,12 +18,14 @@ says so. Both runs share the submission's time limit (`max_seconds`).
 
 import os
 import re
+import stat
 import tempfile
+import time
 
 from . import sandbox, session, verdict
 from .notebook import NotebookError, notebook_to_script
 from .registry import exercise as get_exercise
-from .report import clean
+from .report import label
 
 MAX_CODE = 1024 ** 2
 MAX_NOTEBOOK = 32 * 1024 ** 2
@@ -34,14 +37,22 @@ def infer_exercise(path):
     return match.group(1) if match else None
 
 
-def read_code(path):
-    """(code, where): the submission's Python source and, for a notebook, its line -> (cell, line) map."""
-    with open(path, "rb") as f:
+def read_code(path, deadline=None, links=True):
+    """(code, where): the submission's Python source and, for a notebook, its line -> (cell, line) map.
+
+    `links=False`: a symbolic link is refused when the file is opened (a batch checks first too, but a
+    folder learners can still write to could swap a file for a link in between). Only a regular file is
+    read: a FIFO put in its place cannot stall the grader (O_NONBLOCK).
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if links else getattr(os, "O_NOFOLLOW", 0))
+    with open(os.open(path, flags), "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError("not a regular file")
         data = f.read(MAX_NOTEBOOK + 1)
     if path.endswith(".ipynb"):
         if len(data) > MAX_NOTEBOOK:
             raise NotebookError(f"the notebook is larger than {MAX_NOTEBOOK // 1024 ** 2} MiB")
-        code, where = notebook_to_script(data.decode("utf-8", errors="replace"))
+        code, where = notebook_to_script(data.decode("utf-8", errors="replace"), deadline)
     else:
         code, where = data.decode("utf-8", errors="replace"), None
     if len(code.encode()) > MAX_CODE:
@@ -81,8 +92,8 @@ def _load_message(error, display):
     return f"{detail}" + (f" at {display} {where}{text}" if where else "")
 
 
-def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto", seed=0):
-    """Grade `path` on `exercise` (inferred from the file name when None).
+def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto", seed=0, links=True):
+    """Grade `path` on `exercise` (inferred from the file name when None); `links=False` refuses a symbolic link.
 
     Raises ValueError only for the grader's own usage errors (no such file,
     unknown exercise) and SandboxError for `mode="bwrap"` where bwrap cannot run;
@@ -97,13 +108,14 @@ def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto",
         raise ValueError(f"cannot tell the exercise from the file name {os.path.basename(path)!r}: "
                          "pass --exercise ex01 (or name the file ex01_...)")
     ex = get_exercise(name)
+    started = time.monotonic()
     mode, _ = sandbox.resolve(mode)
     max_seconds = max_seconds or default_max_seconds(timeout)
     cases = ex.cases(seed)
-    display = clean(os.path.basename(path), 100)
+    display = label(os.path.basename(path))
     fields = {"source": display, "sandbox": mode}
     try:
-        code, where = read_code(path)
+        code, where = read_code(path, started + max_seconds, links)
     except (NotebookError, OSError) as exc:
         return verdict.not_run(ex, seed, cases, f"cannot read {display}: {exc}", **fields)
     requests = [c.request(i) for i, c in enumerate(cases)]
@@ -112,12 +124,12 @@ def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto",
         with open(copy, "w", encoding="utf-8") as f:
             f.write(code)
         os.chmod(copy, 0o444)  # readable by the sandbox's unprivileged uid; nobody writes it
-        run = session.run(copy, display, ex.functions, requests, mode, False, timeout, max_seconds)
+        run = session.run(copy, display, ex.functions, requests, mode, False, timeout, max_seconds, started)
         plain = _report(ex, seed, cases, run, where, display, fields, numpy=False)
-        left = max_seconds - run.seconds
+        left = started + max_seconds - time.monotonic()  # reading the file and run A count
         if plain.status == "passed" or not run.numpy_wanted or not sandbox.numpy_dirs() or left < 1:
             return _bonus_note(plain, None, mode)
-        run = session.run(copy, display, ex.functions, requests, mode, True, timeout, left)
+        run = session.run(copy, display, ex.functions, requests, mode, True, timeout, max_seconds, started)
         with_numpy = _report(ex, seed, cases, run, where, display, fields, numpy=True)
     return _bonus_note(plain, with_numpy, mode)
 

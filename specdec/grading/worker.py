@@ -2,7 +2,8 @@
 
 It is started as a script (`python -s -S -B worker.py REPLY_FD`), sees no course
 package, and does four things only: apply the resource limits, leave root if it
-was started as root, load the submission from source, and answer requests.
+was started as root and install a seccomp filter (`harden`), load the submission
+from source, and answer requests.
 A request names a function and a list of calls; the reply holds, per call, the
 returned value as plain JSON data or the exception it raised:
 
@@ -163,24 +164,65 @@ def apply_limits(limits):
 
 
 def leave_root(uid):
-    """As root inside bwrap: become `uid`, then enter a user namespace of our own (uid 1000 there).
+    """As root inside bwrap: become `uid`, an unprivileged uid no other process has (so the process limit
+    counts this sandbox's processes alone). Changing every uid away from 0 clears every capability.
 
-    Subtle: RLIMIT_NPROC does not bind root (kernel uid 0), so it only limits
-    processes after this; in the new user namespace the kernel counts this
-    sandbox's processes apart from any other.
+    Subtle: no user namespace of our own here: the capabilities a process gets in a namespace it creates
+    would let the submission mount a tmpfs of any size (see `harden`).
     """
-    import ctypes
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
+
+
+# Syscalls the sandbox refuses (seccomp), per architecture: (audit arch, clone, clone3, refused with EPERM).
+# Refused: new namespaces and mounts (a user namespace's capabilities would allow a tmpfs of any size)
+# and SysV IPC segments, which hold memory that no process's address-space limit counts.
+SYSCALLS = {
+    "x86_64": (0xC000003E, 56, 435, (272, 308, 165, 166, 155, 29, 64, 68) + tuple(range(428, 434)) + (442,)),
+    "aarch64": (0xC00000B7, 220, 435, (97, 268, 40, 39, 41, 194, 190, 186) + tuple(range(428, 434)) + (442,)),
+}  # unshare, setns, mount, umount2, pivot_root, shmget, semget, msgget, open_tree .. fspick, mount_setattr
+CLONE_NEW = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+
+
+def seccomp_program(machine):
+    """The classic-BPF filter for `machine` (bytes of struct sock_filter), or None for an unknown one.
+
+    >>> len(seccomp_program("x86_64")) // 8, seccomp_program("sparc")
+    (43, None)
+    """
+    if machine not in SYSCALLS:
+        return None
+    import struct
+    arch, clone, clone3, refused = SYSCALLS[machine]
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    code = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, eperm),   # another ABI (i386 int 0x80): refused
+            (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, eperm)]  # x32 syscall numbers: refused
+    for nr in refused:
+        code += [(jeq, 0, 1, nr), (ret, 0, 0, eperm)]
+    code += [(jeq, 0, 1, clone3), (ret, 0, 0, enosys),   # its flags are out of reach: libc falls back to clone
+             (jeq, 0, 3, clone), (ld, 0, 0, 16), (jset, 0, 1, CLONE_NEW), (ret, 0, 0, eperm), (ret, 0, 0, allow)]
+    return b"".join(struct.pack("=HBBI", c, jt, jf, k) for c, jt, jf, k in code)
+
+
+def harden():
+    """No new privileges, then the seccomp filter (for this process and all it starts); True if installed."""
+    import ctypes
+    import struct
+    if not sys.platform.startswith("linux"):  # process mode elsewhere: nothing to install
+        return False
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-    libc.prctl(4, 1, 0, 0, 0)   # PR_SET_DUMPABLE: lets us write our own uid_map below
-    if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
-        for name, text in (("setgroups", "deny"), ("uid_map", f"1000 {uid} 1"), ("gid_map", f"1000 {uid} 1")):
-            with open(f"/proc/self/{name}", "w") as f:
-                f.write(text)
-    libc.prctl(4, 0, 0, 0, 0)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    libc.prctl(38, 1, None, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    program = seccomp_program(os.uname().machine) if struct.calcsize("P") == 8 else None
+    if program is None:
+        return False
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+    fprog = Fprog(len(program) // 8, program)
+    return libc.prctl(22, 2, ctypes.cast(ctypes.pointer(fprog), ctypes.c_void_p), 0, 0) == 0  # SECCOMP_MODE_FILTER
 
 
 class _NumpyWatch:
@@ -231,6 +273,7 @@ def main(argv):
     apply_limits(config["limits"])
     if config.get("uid"):
         leave_root(config["uid"])
+    harden()
     watch = _NumpyWatch(config.get("block_numpy", False))
     sys.meta_path.insert(0, watch)
     display = config["display"]

@@ -1,0 +1,51 @@
+"""Hostile: raises what a grader might not expect, and a fake ValueError where ValueError is right.
+
+K = 0: KeyboardInterrupt or GeneratorExit (BaseExceptions); K = 1: an exception whose str() raises;
+a length mismatch: a class named ValueError that is not the builtin one. Each of those cases fails
+with a message, the worker goes on, and the other cases (correct) pass.
+"""
+
+
+class ValueError(Exception):  # noqa: A001 (the point: it only looks like the builtin)
+    pass
+
+
+class Unprintable(BaseException):
+    def __str__(self):
+        raise RuntimeError("no text for you")
+
+    __repr__ = __str__
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if k == 0:
+        raise (KeyboardInterrupt if target_probs else GeneratorExit)("not a normal error")
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")  # the class above, named ValueError: not the builtin one
+    if k == 1:
+        raise Unprintable()
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            bonus = _argmax(_residual(p, q))
+            return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}

@@ -1,0 +1,60 @@
+"""Hostile: starts as many processes as the sandbox allows; each may use the whole address-space limit.
+
+A limit per process is not a limit per sandbox: with 32 processes of 2 GiB each, the old sandbox's
+"2 GiB" was 64 GiB. It counts the processes it can keep alive at once (sleepers, killed again before
+it answers) times the address space each may use; over 2 GiB it raises. Now a sandbox holds at most
+3 processes of 512 MiB (plus 32 open files of 4 MiB each): the file, correct otherwise, gets 100.
+"""
+import os
+import resource
+import signal
+import time
+
+AS = resource.getrlimit(resource.RLIMIT_AS)[0]
+children = []
+try:
+    for _ in range(40):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        children.append(pid)
+except OSError:
+    pass
+LIVE = len(children) + 1
+HELD = LIVE * AS // 1024 ** 2 if AS != resource.RLIM_INFINITY else 10 ** 9
+for pid in children:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    if HELD > 2048:
+        raise RuntimeError(f"{LIVE} processes of {AS // 1024 ** 2} MiB each: {HELD} MiB in one sandbox")
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            bonus = _argmax(_residual(p, q))
+            return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}

@@ -1,0 +1,65 @@
+"""Hostile: holds SysV shared memory segments it no longer maps: memory that no address-space limit counts.
+
+Four segments of 128 MiB, each attached, written and detached: 512 MiB held by the kernel for the
+sandbox, more than its processes may map. Unbounded, that fills the grading machine's memory (it
+held 3 GiB in the old sandbox). Now SysV IPC is refused: the file, correct otherwise, gets 100.
+"""
+import ctypes
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int]
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmat.restype = ctypes.c_void_p
+libc.shmdt.argtypes = [ctypes.c_void_p]
+SIZE = 128 * 1024 ** 2
+
+
+def _hold(segments):
+    """MiB held in segments this process does not map (0 if refused)."""
+    held = 0
+    for _ in range(segments):
+        segment = libc.shmget(0, SIZE, 0o1600)  # IPC_PRIVATE | IPC_CREAT | 0600
+        if segment < 0:
+            break
+        address = libc.shmat(segment, None, 0)
+        if address in (None, ctypes.c_void_p(-1).value):
+            break
+        ctypes.memset(address, 1, SIZE)
+        libc.shmdt(address)
+        held += SIZE // 1024 ** 2
+    return held
+
+
+HELD = _hold(4)
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    if HELD:
+        raise RuntimeError(f"held {HELD} MiB of shared memory that no limit counts")
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            bonus = _argmax(_residual(p, q))
+            return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
