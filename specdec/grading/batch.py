@@ -7,7 +7,7 @@ to parse and holds that process's interpreter lock, a notebook that keeps IPytho
 the grader's own code) can slow, starve or kill the grading of another file; a grading process
 still running GRACE seconds after the submission's time is killed, with everything it started, and
 the row says so. The CSV is written by this process alone, after every sandbox is gone. Every
-entry named *.py or *.ipynb gets a row: a symbolic link, a folder, a FIFO or a device is refused
+entry named `*.py` or `*.ipynb` gets a row: a symbolic link, a folder, a FIFO or a device is refused
 (in its row) and never opened. Without `exercise`, the files must name one exercise between them.
 
 CSV columns: file, score, max_score, bonus, plain_python, status (passed / failed / error),
@@ -38,7 +38,7 @@ PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(_
 
 
 def submissions_in(folder):
-    """Every entry named *.py or *.ipynb directly in `folder` (not hidden), files or not, sorted by name."""
+    """Every entry named `*.py` or `*.ipynb` directly in `folder` (not hidden), files or not, sorted by name."""
     return sorted(os.path.join(folder, n) for n in os.listdir(folder)
                   if n.endswith((".py", ".ipynb")) and not n.startswith("."))
 
