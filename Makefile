@@ -13,12 +13,15 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/01_logits_to_probabilities.ipynb
 
+# Tests run on every core (pytest-xdist; JOBS=1 for one process). --dist loadfile keeps each file,
+# so each notebook's cells and kernel, in one worker.
+JOBS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
 
 # The developer's fast loop: everything but the tests marked slow (notebooks and doctests included).
 quick: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -m "not slow"
 
 setup: $(STAMP)
 
@@ -31,9 +34,11 @@ $(STAMP): requirements.txt pyproject.toml
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_verify.py
 	$(BIN)/python benchmarks/bench_generate.py
+	$(BIN)/python benchmarks/bench_roofline.py
+	$(BIN)/python benchmarks/bench_grade.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis _site _build
 
 # The course as a website (README: "Read the course as a website"): Sphinx, MyST-NB and the Jupyter
 # Book theme from requirements-site.txt, added to .venv on first use. Warnings are errors; the
