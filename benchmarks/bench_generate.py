@@ -36,6 +36,7 @@ import os
 import subprocess
 import sys
 import time
+from functools import partial
 
 # One BLAS thread (unless you set another count): on a shared 2-core machine a threaded
 # product for a few positions waits for a busy core. Set before NumPy loads.
@@ -75,9 +76,9 @@ def settings(rule, gammas, width):
     return [d for d in range(1, max(gammas) + 1) if tree_nodes(width, d) in gammas]
 
 
-def measure_costs(target, prompts, warmup, temperature, tokens, positions):
+def measure_costs(load, target, prompts, warmup, temperature, tokens, positions):
     """(c, {n: r(n)}, one-position call seconds) on a fresh draft, after a warm-up, on contexts it never saw."""
-    draft, shadow = load_pretrained()[0], load_pretrained()[0]   # the shadow records contexts; draft stays cold
+    draft, shadow = load()[0], load()[0]   # the shadow records contexts; draft stays cold
     compare(draft, target, warmup, [4], tokens, temperature)
     texts = [p + autoregressive_generate(target, p, tokens, temperature, rng=1) for p in prompts]
     steps = visited_contexts(shadow, target, prompts, 4, tokens, temperature)
@@ -129,6 +130,9 @@ def main(argv=None):
     parser.add_argument("--width", type=int, default=2, help="children per node of the tree rule")
     parser.add_argument("--tokens", type=int, default=200, help="new tokens per prompt")
     parser.add_argument("--seed", type=int, default=0, help="picks the prompts")
+    parser.add_argument("--models", default=None, metavar="DIR",
+                        help="a folder with draft_ngram.npz and target_mlp.npz (`python -m specdec.models.train "
+                             "--out DIR`) instead of the shipped weights")
     args = parser.parse_args(argv)
     rules = [m.strip() for m in args.rules.split(",")]
     if any(m not in RULES for m in rules) or len(set(rules)) < len(rules):
@@ -146,9 +150,10 @@ def main(argv=None):
     temperature = {rule: 0.0 if rule == "greedy" else args.temperature for rule in rules}
     temps = sorted(set(temperature.values()))
 
+    load_models = partial(load_pretrained, args.models) if args.models else load_pretrained
     load = os.getloadavg()
     t_load = time.perf_counter()
-    _, target = load_pretrained()
+    _, target = load_models()
     t_load = time.perf_counter() - t_load
     encode = target.encode
     text = pydoc_text()
@@ -161,7 +166,8 @@ def main(argv=None):
     by_gamma = {g: timed[j::len(gammas)] for j, g in enumerate(gammas)}
     warmup = [encode(p) for p in fresh_prompts(text, WARMUP, 32, seed=args.seed, stop=held_out)]
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start; "
-          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; models loaded in {t_load:.2f} s")
+          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; models loaded in {t_load:.2f} s"
+          + (f" from {args.models}" if args.models else ""))
     print(f"{per_gamma} fresh prompts per gamma (32 characters of held-out text each) x {args.tokens} new tokens; "
           f"every rule runs the same prompts, each rule on a freshly loaded draft")
     print("speedup: total plain time / total speculative time over a gamma's prompts [95% bootstrap interval over\n"
@@ -170,8 +176,8 @@ def main(argv=None):
 
     costs = {}
     for i, t in enumerate(temps):
-        costs[t] = c, r, one = measure_costs(target, cost_prompts[i * COST:(i + 1) * COST], warmup, t, args.tokens,
-                                             max(gammas) + 1)
+        costs[t] = c, r, one = measure_costs(load_models, target, cost_prompts[i * COST:(i + 1) * COST], warmup, t,
+                                             args.tokens, max(gammas) + 1)
         print(f"T = {t:g}, CPU time: target call {one * 1e6:.1f} us for 1 position; r(n) = cost(n + 1 positions) / "
               f"cost(1) for n = 1..{max(r)}: " + " ".join(f"{r[n]:.2f}" for n in sorted(r) if n) +
               f"; a draft step on unseen contexts: c = {c:.3f}")
@@ -181,7 +187,7 @@ def main(argv=None):
         t, kw = temperature[rule], {"verify": rule, "width": args.width if rule == "tree" else None}
         matched = [tree_nodes(args.width, d) for d in plan[rule]] if rule == "tree" else plan[rule]
         prompts = [by_gamma[g][k] for k in range(per_gamma) for g in matched]
-        draft = load_pretrained()[0]      # fresh: it has seen none of these prompts, nor any other rule's rows
+        draft = load_models()[0]          # fresh: it has seen none of these prompts, nor any other rule's rows
         compare(draft, target, warmup, plan[rule], args.tokens, t, **kw)   # untimed: code paths, common rows
         runs[rule] = cold = compare(draft, target, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)
         warm = compare(draft, target, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)

@@ -18,7 +18,7 @@ from specdec.models import mlp
 from specdec.models.data import UNK, CharVocab, build_charset, pydoc_text
 from specdec.models.distil import pack_soft, unpack_soft
 from specdec.models.ngram import NGramModel
-from specdec.models.train import Adam, mean_loss, train_mlp, windows_and_targets
+from specdec.models.train import CONFIG, Adam, mean_loss, train_mlp, windows_and_targets
 
 
 @pytest.fixture(scope="module")
@@ -229,13 +229,14 @@ def test_greedy_cache_keys_do_not_mix_contexts(models):
         expected = int(np.argmax(draft.probs(ids)))        # ties: the lowest id, as argmax_next
         for form in (ids, np.array(ids, np.int64), np.array(ids + [0], np.int32)[:len(ids)], ids):
             assert draft.argmax_next(form) == expected, (text, type(form))
-    # '(' alone and '(' + <unk> have different argmaxes (48 and 2): a cache keyed by raw bytes would
-    # answer the second with the first
-    paren = target.encode("(")[0]
-    one, two = int(np.argmax(draft.probs([paren]))), int(np.argmax(draft.probs([paren, 0])))
-    assert one != two
-    assert draft.argmax_next(np.array([paren], np.int64)) == one
-    assert draft.argmax_next(np.array([paren, 0], np.int32)) == two
+    # an int64 [x] has the bytes of an int32 [x, 0] (x followed by <unk>): for every x whose two contexts have
+    # different argmaxes, a cache keyed by raw bytes would answer the second with the first
+    differ = [(x, int(np.argmax(draft.probs([x]))), int(np.argmax(draft.probs([x, 0])))) for x in range(1, draft.V)]
+    differ = [(x, one, two) for x, one, two in differ if one != two]
+    assert len(differ) >= 5
+    for x, one, two in differ:
+        assert draft.argmax_next(np.array([x], np.int64)) == one
+        assert draft.argmax_next(np.array([x, 0], np.int32)) == two
 
 
 # ---------------------------------------------------------------- MLP target: gradients and training
@@ -294,7 +295,7 @@ def test_folded_inference_equals_the_training_forward(models):
 def test_pretrained_models_share_a_vocabulary(models):
     draft, target = models
     assert draft.V == target.V == 96 and draft.vocab.charset == target.vocab.charset
-    assert target.params["W1"].shape == (16 * 24, 2048) and draft.order == 7 and draft.soft is not None
+    assert target.params["W1"].shape == (16 * 24, CONFIG["hidden"]) and draft.order == 7 and draft.soft is not None
 
 
 def test_probability_rows_sum_to_one(models):
@@ -340,7 +341,11 @@ def test_target_learned_english(models, corpus):
     held_out = vocab.encode(corpus)[int(len(corpus) * 0.95):]
     X, y = windows_and_targets(held_out, target.context, target.pad)
     loss = mean_loss(target.params, X, y)
-    assert loss < 1.3                                      # uniform guessing would be log 96 = 4.56 nats/char
+    # uniform guessing would be log 96 = 4.56 nats/char; 2048 hidden units reached 1.175, the shipped 896 1.200
+    assert loss < 1.3
+    # and it beats the order-7 n-gram distilled from it (1.455) by a clear margin: the MLP earns its cost
+    q = draft.next_token_probs([held_out[max(0, t - 6):t] for t in range(len(held_out))])
+    assert loss < -np.mean(np.log(q[np.arange(len(held_out)), held_out])) - 0.15
     # greedy continuation: most of its words are words of the corpus
     from specdec.decode import autoregressive_generate
     text = target.decode(autoregressive_generate(target, target.encode("The "), 200))

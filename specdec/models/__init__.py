@@ -2,7 +2,7 @@
 
     draft q   an order-7 character n-gram, Witten-Bell interpolated, distilled from p (`ngram.py`,
               `distil.py`): a greedy step is a dict lookup and a stored argmax, on any text
-    target p  a Bengio-style MLP over 16 characters, 2048 tanh units (`mlp.py`), trained with
+    target p  a Bengio-style MLP over 16 characters, 896 tanh units (`mlp.py`), trained with
               hand-written backprop and Adam (`train.py`)
 
 `standin.py` wraps p into a memory-bound stand-in (p's outputs at the cost of a

@@ -10,7 +10,10 @@ tanh layer and projected to logits (Bengio et al. 2003, without the skip):
 `loss_and_grads` is the training path (mean cross-entropy and its exact
 gradient, checked against finite differences in the tests). Inference folds
 the embedding into the first layer: x W1 = sum_j E[c_j] W1_j = sum_j F_j[c_j]
-with F_j = E W1_j precomputed, the same function with fewer flops.
+with F_j = E W1_j precomputed, the same function with fewer flops. A call
+scoring n positions costs about F + n P: a fixed part F (the Python and NumPy
+work around the arithmetic) and, per position, a pass over its `context` rows
+of the folded table and over the whole of W2 (lesson 08 measures both).
 
     >>> params = init_params(vocab_size=5, context=3, embed=2, hidden=4, seed=0)
     >>> loss, grads = loss_and_grads(params, np.array([[1, 2, 3]]), np.array([4]))
@@ -75,7 +78,7 @@ class MLPModel:
         self._slot = np.arange(self.context) * self.V
         self._offsets = {}
         self._b1 = self.params["b1"]
-        self._W2 = self.params["W2"]                             # float32: 0.75 MB, stays in a 1 MB L2 cache
+        self._W2 = self.params["W2"]                             # float32: 0.33 MB, stays in a 1 MB L2 cache
         self._b2 = self.params["b2"].astype(np.float64)
 
     def windows(self, ids, start):
