@@ -25,7 +25,6 @@ import pytest
 import specdec
 from specdec import theory
 from specdec.grading import check, grade_file, replay
-from specdec.grading.batch import grade_folder
 from specdec.grading.diagnose import signatures
 from specdec.grading.registry import EXERCISES, exercise
 from specdec.grading.release import release
@@ -94,18 +93,20 @@ def expected_failures(module, ex, seed=0):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """{exNN: {file name: Report}}: tests/submissions/exNN's wrong_*, good_* and numpy_* files, graded once."""
-    folders = {}
-    for name in sorted(EXERCISES):
-        folders[name] = tmp_path_factory.mktemp(name)
-        for pattern in ("wrong_*.py", "good_*.py", "numpy_*.py"):
-            for path in glob.glob(os.path.join(SUBS, name, pattern)):
-                (folders[name] / os.path.basename(path)).write_text(open(path).read())
-    with ThreadPoolExecutor(max_workers=2) as pool:  # two folders at a time, two files each: no idle tail
-        futures = {name: pool.submit(grade_folder, str(folder), name, jobs=2, progress=False, timeout=TIMEOUT,
-                                     mode=MODE) for name, folder in folders.items()}
-    return {name: {r.source: r for r in future.result()} for name, future in futures.items()}
+def graded():
+    """{exNN: {file name: Report}}: tests/submissions/exNN's wrong_*, good_* and numpy_* files, graded once.
+
+    Each in its sandbox(es), three files at a time, by this process (the batch command's own path, a grading
+    process per file, is graded in tests/test_grading_hostile.py).
+    """
+    files = [(name, path) for name in sorted(EXERCISES) for pattern in ("wrong_*.py", "good_*.py", "numpy_*.py")
+             for path in sorted(glob.glob(os.path.join(SUBS, name, pattern)))]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        reports = [(name, pool.submit(grade_file, path, name, timeout=TIMEOUT, mode=MODE)) for name, path in files]
+    out = {name: {} for name in EXERCISES}
+    for name, future in reports:
+        out[name][future.result().source] = future.result()
+    return out
 
 
 def wrong_files(*exercises):
@@ -150,6 +151,14 @@ def test_every_mistake_has_a_distinct_signature_whatever_the_seed():
             sigs = signatures(ex, seed, ex.cases(seed))
             assert all(sigs.values()), (name, seed, [m for m, s in sigs.items() if not s])
             assert len(set(sigs.values())) == len(sigs), (name, seed)
+
+
+@pytest.mark.slow
+def test_ex04s_signatures_stay_distinct_for_a_secret_seed():  # ex06's: tests/test_grading_ex06.py
+    ex = exercise("ex04")
+    sigs = signatures(ex, 31337, ex.cases(31337))
+    assert all(sigs.values()) and len(set(sigs.values())) == len(sigs)
+    assert sigs["late_correction_from_p"] == {"steps after the first: joint law"}
 
 
 def test_good_files_in_the_catalogue_pass_independently(graded):

@@ -18,13 +18,11 @@ so that the diagnosis can name it).
 How sure: a file whose answers differ, in another batch, on d of a case's
 N = 2000 calls passes that case's replay with probability
 C(N - d, SIZE) / C(N, SIZE) <= (1 - SIZE / N)^d = 2^-d: below 1e-6 from d = 20.
-Hiding a mistake that a case catches takes more: a count held 4 standard
-deviations or more outside its interval must move by at least 19 calls for the
-rarest bins (10 expected) and by dozens for the others. The red team's quota
-file (tests/submissions/ex04/hostile_deterministic.py) answers nearly every
-replayed call differently. Subtle: this needs seeds the file cannot map back to
-a call's place in the batch (`samplers.batch`): with consecutive seeds, seed mod N
-would BE that place, and quotas keyed on it would replay perfectly.
+A quota file changes far more: the red team's (tests/submissions/ex04/
+hostile_deterministic.py) answers 72-100% of the replayed calls of every case
+differently (d > 1400 per case). Subtle: this needs seeds the file cannot map
+back to a call's place in the batch (`samplers.batch`): with consecutive seeds,
+seed mod N would BE that place, and quotas keyed on it would replay perfectly.
 
 In this process (`check()` on a learner's own function, the catalogue of mistakes:
 no adversary) IN_PROCESS calls of the case are replayed, shuffled, in one batch:
