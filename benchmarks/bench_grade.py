@@ -25,7 +25,9 @@ SUBS = os.path.join(ROOT, "tests", "submissions", "ex01")
 SINGLE = [("ex01 correct (plain)", os.path.join(SUBS, "good_plain.py"), "ex01"),
           ("ex01 with NumPy (graded twice)", os.path.join(SUBS, "numpy_correct.py"), "ex01"),
           ("ex01 wrong (with diagnosis)", os.path.join(SUBS, "wrong_no_stop.py"), "ex01"),
-          ("ex04 correct (6000 sampled calls)", os.path.join(ROOT, "exercises", "ex04_sampler", "solution.py"), "ex04")]
+          ("ex04 correct (8000 calls, 4000 replayed)", os.path.join(ROOT, "exercises", "ex04_sampler", "solution.py"),
+           "ex04"),
+          ("ex04 wrong (with diagnosis)", os.path.join(ROOT, "tests", "submissions", "ex04", "wrong_no_stop.py"), "ex04")]
 CLASS = ["good_plain.py"] * 4 + ["numpy_correct.py"] * 2 + [f"wrong_{m}.py" for m in (
     "no_stop", "strict_less", "target_argmax", "tie_high", "bonus_without_row_k", "ignore_k0", "no_length_check",
     "swap_pq")] + ["broken_syntax.py", "broken_raises_at_import.py", "hostile_loop_k0.py"]
@@ -54,9 +56,9 @@ def main(argv=None):
             times[label].append(seconds)
             sandbox = sandbox or result.stdout.split('"sandbox": "')[1].split('"')[0]
     print(f"\none submission, fresh process each time (sandbox: {sandbox}; {repeats} interleaved runs)")
-    print(f"{'file':36s} {'median s':>9s} {'min s':>7s} {'max s':>7s}")
+    print(f"{'file':40s} {'median s':>9s} {'min s':>7s} {'max s':>7s}")
     for label, values in times.items():
-        print(f"{label:36s} {statistics.median(values):9.2f} {min(values):7.2f} {max(values):7.2f}")
+        print(f"{label:40s} {statistics.median(values):9.2f} {min(values):7.2f} {max(values):7.2f}")
     with tempfile.TemporaryDirectory() as folder:
         for i in range(size):
             name = CLASS[i % len(CLASS)]

@@ -1,11 +1,16 @@
 """The grader against hostile submissions: every attack of tests/submissions/ex01/hostile_*.py, in one class.
 
-One batch holds honest files next to every hostile one (and hostile file NAMES), graded once
-with a secret seed, short time limits and a per-submission cap; the tests then assert each
-verdict. Expected scores are computed from the cases' own inputs (which cases have K = 0,
-which must raise), never read from the grader's output. Honest files must get exactly the
-grade they get alone; after the grader returns, no process any submission started may live.
-Sandbox-only tests skip, with the reason, where bubblewrap cannot run. The whole file is marked slow.
+One class folder holds honest files next to every hostile one (the first rebuild's attacks and the
+red team's: namespaces and mounts, SysV memory, many processes, replies the grading process takes
+seconds to parse, exotic exceptions, the mount table, hostile notebooks), hostile file NAMES (a
+formula, ANSI codes, a name that passes for another learner's, names that are not UTF-8) and
+entries no folder should hold (a symbolic link, a FIFO, a folder, a poisoned .pyc). It is graded
+once, in bwrap, with a secret seed, short time limits and --jobs 4, the way an instructor grades;
+the tests then assert each verdict. Expected scores are computed from the cases' own inputs (which
+cases have K = 0, K = 1, which must raise), never read from the grader's output. Honest files must
+get exactly the grade they get alone; after the grader returns, no process any submission started
+may live. Sandbox-only tests skip, with the reason, where bubblewrap cannot run. The whole file is
+marked slow. (The same defences one level down, without a sandbox: test_grading_redteam.py.)
 """
 
 import csv
@@ -21,6 +26,7 @@ import pytest
 
 from specdec.grading import grade_file, protocol, session
 from specdec.grading.batch import grade_folder, write_csv
+from specdec.grading.cases import failing_mistakes
 from specdec.grading.registry import exercise
 from specdec.grading.sandbox import bwrap_problem
 
@@ -28,14 +34,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUBS = os.path.join(ROOT, "tests", "submissions", "ex01")
 SECRET = 86753091
 TOKEN = "specdec-test-" + uuid.uuid4().hex  # marks the processes the fork bomb and the grandchild start
-OPTIONS = {"timeout": 1.5, "max_seconds": 6.0, "mode": "bwrap", "seed": SECRET}
+OPTIONS = {"timeout": 1.0, "max_seconds": 5.0, "mode": "bwrap", "seed": SECRET}
+TIMED_OUT = f"timed out after {OPTIONS['timeout']:g} s"
 CASES = exercise("ex01").cases(SECRET)
 POINTS = {c.name: c.points for c in CASES}
 K0 = {c.name for c in CASES if c.calls[0]["args"][0] == []}
+K1 = {c.name for c in CASES if len(c.calls[0]["args"][0]) == 1}
 RAISES = {c.name for c in CASES if c.expected == "raises ValueError"}
 EVIL_NAMES = ("=HYPERLINK(1)_ex01.py", "bad\x1b[31mname\nscore: 100_ex01.py")
+IMPOSTOR = "good_pl\x1b[0main.py"  # shown by a terminal as good_plain.py
+NOT_UTF8 = (b"ex01_\xff.py", b"ex01_\xfe.py")
 
-# The longest grader tests (one class of ~40 files, several of which hang until their time limits): slow.
+# The longest grader tests (one class of ~60 entries, several of which hang until their time limits): slow.
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(bool(bwrap_problem()), reason=f"no sandbox here: {bwrap_problem()}")]
 
@@ -61,11 +71,18 @@ def score_without(*names):
 def batch(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class")
     for name in sorted(os.listdir(SUBS)):
-        if name.startswith(("hostile_", "broken_", "good_", "numpy_")) or name == "wrong_strict_less.py":
+        if name.startswith(("hostile_", "broken_", "good_", "numpy_")) or name in ("wrong_strict_less.py",
+                                                                                    "wrong_no_stop.py"):
             (folder / name).write_text(open(os.path.join(SUBS, name)).read().replace("MARKER", TOKEN))
-    for name in EVIL_NAMES:
+    for name in EVIL_NAMES + ("good_again.py",):
         shutil.copy(os.path.join(SUBS, "good_plain.py"), folder / name)
+    shutil.copy(os.path.join(SUBS, "wrong_no_stop.py"), folder / IMPOSTOR)
+    for name, source in zip(NOT_UTF8, ("good_plain.py", "wrong_no_stop.py")):
+        shutil.copy(os.path.join(SUBS, source), os.path.join(os.fsencode(folder), name))
     os.symlink(os.path.join(ROOT, "exercises", "ex01_verify", "solution.py"), folder / "ex01_link.py")
+    os.mkfifo(folder / "ex01_fifo.py")  # opening it would block a grader that reads it
+    (folder / "ex01_folder.ipynb").mkdir()
+    entries = len(os.listdir(folder))  # every one of them is named *.py or *.ipynb
     # A poisoned bytecode file next to an honest submission: a grader that trusted it would score 0.
     (folder / "__pycache__").mkdir()
     (folder / "__pycache__" / f"good_plain.{sys.implementation.cache_tag}.pyc").write_bytes(b"poison")
@@ -79,7 +96,7 @@ def batch(tmp_path_factory):
     write_csv(reports, str(folder.parent / "grades.csv"))
     after = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     return {"reports": {r.source: r for r in reports}, "alive": alive, "before": before, "after": after,
-            "csv": folder.parent / "grades.csv", "folder": folder}
+            "csv": folder.parent / "grades.csv", "folder": folder, "entries": entries}
 
 
 def failed(report):
@@ -91,8 +108,21 @@ def test_honest_files_keep_exactly_their_grades(batch):
     reports = batch["reports"]
     alone = grade_file(os.path.join(SUBS, "wrong_strict_less.py"), "ex01", **OPTIONS)
     assert [(c.name, c.passed) for c in reports["wrong_strict_less.py"].cases] == [(c.name, c.passed) for c in alone.cases]
-    for name in ("good_plain.py",) + tuple(r for r in reports if "HYPERLINK" in r or "name\\nscore" in r):
+    honest = ("good_plain.py", "good_again.py", "good_long_cell.ipynb", "ex01_\\xff.py")
+    for name in honest + tuple(r for r in reports if "HYPERLINK" in r or "name\\nscore" in r):
         assert (reports[name].score, reports[name].bonus, reports[name].status) == (100, 10, "passed"), name
+    loses = {c.name for c in CASES if "no_stop" in failing_mistakes(exercise("ex01"), c)}  # the trusted mistake
+    for name in ("wrong_no_stop.py", "good_pl\\x1b[0main.py", "ex01_\\xfe.py"):  # the impostor is graded as itself
+        assert set(failed(reports[name])) == loses, name
+
+
+def test_every_entry_gets_one_row_and_no_two_rows_share_a_name(batch):
+    names = [row[0] for row in list(csv.reader(open(batch["csv"], newline="")))[1:]]
+    assert len(names) == len(set(names)) == batch["entries"]
+    assert {"good_pl\\x1b[0main.py", "ex01_\\xff.py", "ex01_\\xfe.py"} <= set(names)
+    for name in ("ex01_fifo.py", "ex01_folder.ipynb"):
+        report = batch["reports"][name]
+        assert (report.status, report.score) == ("error", 0) and "not a regular file" in report.error
 
 
 def test_no_process_a_submission_started_outlives_the_grader(batch):
@@ -111,14 +141,15 @@ def test_symbolic_link_is_refused(batch):
 # ---- each attack gets the verdict it deserves ------------------------------------------------------------
 @pytest.mark.parametrize("name", ["hostile_setsid_grandchild.py", "hostile_write_siblings.py", "hostile_fork_bomb.py",
                                   "hostile_fill_disk.py", "hostile_network.py", "hostile_warns.py",
-                                  "hostile_print_flood.py"])
+                                  "hostile_print_flood.py", "hostile_namespace_tmpfs.py", "hostile_sysv_memory.py",
+                                  "hostile_process_memory.py"])
 def test_misbehaviour_that_harms_nobody_costs_nothing(batch, name):
     report = batch["reports"][name]  # each is correct, and checks that its attack failed (else it raises)
     assert (report.score, report.bonus, report.status) == (100, 10, "passed"), failed(report)
 
 
 @pytest.mark.parametrize("name, reason", [
-    ("hostile_loop_k0.py", "timed out after 1.5 s"),                 # an endless loop costs its case
+    ("hostile_loop_k0.py", TIMED_OUT),                               # an endless loop costs its case
     ("hostile_sys_exit_k0.py", "called sys.exit(3)"),                 # SystemExit is caught like any error
     ("hostile_os_exit_k0.py", "the worker exited (code 0)"),          # the worker dies; a fresh one goes on
     ("hostile_memory_k0.py", "raised MemoryError"),                   # 40 GiB against the 2 GiB limit
@@ -193,11 +224,11 @@ def test_always_equal_objects_wrong_types_and_mutation_earn_nothing_extra(batch)
 
 def test_time_limits_bound_every_kind_of_hang(batch):
     loops = [c.message for c in batch["reports"]["hostile_loop_always.py"].cases]
-    assert loops[:3] == ["timed out after 1.5 s"] * 3
+    assert loops[:3] == [TIMED_OUT] * 3
     assert all(m.startswith("not run: 3 cases already timed out") for m in loops[3:])
-    slow = batch["reports"]["hostile_slow_every_case.py"]  # 0.5 s per case, 24 cases: the 6 s cap stops it
+    slow = batch["reports"]["hostile_slow_every_case.py"]  # 0.5 s per case, 24 cases: the 5 s cap stops it
     assert any(c.passed for c in slow.cases)
-    assert slow.cases[-1].message.startswith("not run: the submission's total time (6 s) ran out")
+    assert slow.cases[-1].message.startswith(f"not run: the submission's total time ({OPTIONS['max_seconds']:g} s) ran out")
 
 
 @pytest.mark.parametrize("name, needle", [
@@ -212,6 +243,46 @@ def test_dying_at_import_cannot_be_graded(batch, name, needle):
     report = batch["reports"][name]
     assert needle in report.error
     assert (report.score, report.bonus, report.exit_code) == (0, 0, 2)
+
+
+def test_texts_that_are_not_strings_are_failed_cases_not_a_crash(batch):
+    deep = batch["reports"]["hostile_deep_exception.py"]
+    assert deep.score == 0 and deep.status == "failed"
+    assert set(failed(deep).values()) >= {"the sandbox sent an exception report whose texts are not strings"}
+    load = batch["reports"]["hostile_load_report.py"]
+    assert (load.status, load.score) == ("error", 0)
+    assert load.error == "it could not load, and sent an exception report whose texts are not strings"
+
+
+def test_a_reply_that_takes_seconds_to_parse_costs_only_its_own_cases(batch):
+    report = batch["reports"]["hostile_gil_hog.py"]
+    assert report.score == 0 and report.status == "failed"  # and the honest files above kept their grades
+
+
+def test_exotic_exceptions_fail_their_cases_and_nothing_else(batch):
+    report = batch["reports"]["hostile_exotic_exceptions.py"]
+    lost = failed(report)
+    assert set(lost) == K0 | RAISES | (K1 - RAISES)
+    assert report.score == score_without(K0, RAISES, K1)
+    assert all(lost[n].startswith(("raised KeyboardInterrupt", "raised GeneratorExit")) for n in K0)
+    assert all(lost[n].startswith("expected ValueError, but it raised ValueError") for n in RAISES)
+    assert all(lost[n].startswith("raised Unprintable: (str() of the exception failed)") for n in K1 - RAISES)
+
+
+def test_the_mount_table_names_neither_the_course_nor_the_class_folder(batch):
+    messages = " ".join(failed(batch["reports"]["hostile_read_mounts.py"]).values())
+    assert "leak: " in messages and "/grader/worker.py" in messages and "/work/submission.py" in messages
+    assert ROOT not in messages and "specdec/grading" not in messages and str(batch["folder"]) not in messages
+
+
+@pytest.mark.parametrize("name, error", [
+    ("hostile_deep_json.ipynb", "not a notebook: its JSON is nested too deeply"),
+    ("hostile_unparsable_cell.ipynb", "RecursionError: maximum recursion depth exceeded during compilation"),
+    ("hostile_magic_flood.ipynb", "SyntaxError: invalid syntax (hostile_magic_flood.ipynb, line "),
+])
+def test_hostile_notebooks_are_clean_errors(batch, name, error):
+    report = batch["reports"][name]
+    assert (report.status, report.score, report.exit_code) == ("error", 0, 2) and error in report.error
 
 
 # ---- what reaches the instructor: table, JSON, CSV -------------------------------------------------------

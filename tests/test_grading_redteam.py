@@ -1,22 +1,19 @@
-"""The grader against the red team: attacks found after the rebuild, each graded with the verdict it deserves.
+"""The grader against the red team, one level down: attacks found after the rebuild, checked without a class.
 
-One class folder (a module fixture) holds honest files next to the red team's attacks
-(tests/submissions/ex01: namespaces and mounts, SysV memory, many processes, replies the grading
-process cannot turn into text or takes seconds to parse, exotic exceptions, the mount table,
-hostile notebooks) and entries no folder should hold (a FIFO, a folder, file names that would
-pass for another learner's, names that are not UTF-8). It is graded once, in bwrap, with a secret
-seed, short limits and --jobs 4, the way an instructor grades. Expected scores come from the
-cases' own inputs (which have K = 0, which must raise), never from the grader's output.
+The class folder that holds the red team's submissions (namespaces and mounts, SysV memory, many
+processes, replies the grading process cannot turn into text or takes seconds to parse, exotic
+exceptions, the mount table, hostile notebooks, entries no folder should hold) is graded once, with
+the first rebuild's attacks, in test_grading_hostile.py. The fast tests here check the same defences
+one level down (protocol, notebook reader, file labels, command line), without a sandbox.
 
-The fast tests below it check the same defences one level down (protocol, notebook reader, file
-labels, command line), without a sandbox. Two holes in ex04's statistical cases are recorded as
-strict xfails: a sampler that is wrong after step 0, and one that never samples, both score 100.
+Two holes the red team found in ex04's statistics are closed here: a sampler that is right at step 0
+and wrong later loses the case that judges the later steps (and gets its own diagnosis), and a file
+that never samples but sees each batch whole and hands out exact quotas fails every statistical case,
+because its replayed calls (replay.py) do not give the same outputs.
 """
 
-import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -24,150 +21,21 @@ import time
 import pytest
 from hypothesis import given, strategies as st
 
-from specdec.grading import batch, grade_file, protocol
-from specdec.grading.batch import folder_exercise, grade_apart, grade_folder, write_csv
-from specdec.grading.cases import failing_mistakes
+from specdec.grading import batch, check, grade_file, protocol, replay, session
+from specdec.grading.batch import folder_exercise, grade_apart, grade_folder
+from specdec.grading.diagnose import signatures
 from specdec.grading.notebook import MAGIC, NotebookError, code_cells, notebook_to_script
-from specdec.grading.submission import read_code
 from specdec.grading.registry import exercise
 from specdec.grading.report import clean, csv_cell, label
 from specdec.grading.sandbox import bwrap_problem
+from specdec.grading.submission import read_code
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUBS = os.path.join(ROOT, "tests", "submissions")
-SECRET = 314159
-OPTIONS = {"timeout": 1.5, "max_seconds": 6.0, "mode": "bwrap", "seed": SECRET}
-CASES = exercise("ex01").cases(SECRET)
-POINTS = {c.name: c.points for c in CASES}
-K0 = {c.name for c in CASES if c.calls[0]["args"][0] == []}
-K1 = {c.name for c in CASES if len(c.calls[0]["args"][0]) == 1}
-RAISES = {c.name for c in CASES if c.expected == "raises ValueError"}
-ATTACKS = ["hostile_namespace_tmpfs.py", "hostile_sysv_memory.py", "hostile_process_memory.py",
-           "hostile_deep_exception.py", "hostile_load_report.py", "hostile_gil_hog.py", "hostile_exotic_exceptions.py",
-           "hostile_read_mounts.py", "hostile_deep_json.ipynb", "hostile_unparsable_cell.ipynb",
-           "hostile_magic_flood.ipynb"]
-IMPOSTOR = "good_pl\x1b[0main.py"  # shown by a terminal as good_plain.py
-NOT_UTF8 = (b"ex01_\xff.py", b"ex01_\xfe.py")
+OPTIONS = {"timeout": 1.5, "max_seconds": 6.0, "mode": "bwrap", "seed": 314159}
 NEEDS_BWRAP = pytest.mark.skipif(bool(bwrap_problem()), reason=f"no sandbox here: {bwrap_problem()}")
-
-
-def score_without(*names):
-    return 100 - sum(POINTS[n] for n in set().union(*names))
-
-
-def failed(report):
-    return {c.name: c.message for c in report.cases if not c.passed}
-
-
-def write_notebook(path, *cells):
-    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c} for c in cells]
-    with open(path, "w") as f:
-        json.dump({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, f)
-
-
-GOOD = open(os.path.join(SUBS, "ex01", "good_plain.py")).read()
-# An honest notebook with a long cell: %time first, then 90 lines using % and != (none of them a magic).
-LONG_CELL = "%time pass\n" + "".join(f"label_{i} = '%d of %d' % ({i}, 90) if {i} != 3 else ''\n" for i in range(90)) + GOOD
-
-
-# ---- the class folder, graded once ---------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("class")
-    for name in ATTACKS + ["good_plain.py", "wrong_no_stop.py"]:
-        shutil.copy(os.path.join(SUBS, "ex01", name), folder / name)
-    shutil.copy(os.path.join(SUBS, "ex01", "good_plain.py"), folder / "good_again.py")
-    shutil.copy(os.path.join(SUBS, "ex01", "wrong_no_stop.py"), folder / IMPOSTOR)
-    write_notebook(folder / "good_long_cell.ipynb", LONG_CELL)
-    os.mkfifo(folder / "ex01_fifo.py")  # opening it would block a grader that reads it
-    (folder / "ex01_folder.ipynb").mkdir()
-    for name, source in zip(NOT_UTF8, ("good_plain.py", "wrong_no_stop.py")):
-        shutil.copy(os.path.join(SUBS, "ex01", source), os.path.join(os.fsencode(folder), name))
-    reports = grade_folder(str(folder), "ex01", jobs=4, progress=False, **OPTIONS)
-    write_csv(reports, str(folder.parent / "grades.csv"))
-    rows = list(csv.reader(open(folder.parent / "grades.csv", newline="")))
-    return {"reports": {r.source: r for r in reports}, "entries": len(os.listdir(folder)), "rows": rows,
-            "folder": str(folder)}
-
-
-@NEEDS_BWRAP
-@pytest.mark.slow
-def test_every_entry_gets_one_row_and_no_two_rows_share_a_name(graded):
-    names = [row[0] for row in graded["rows"][1:]]
-    assert len(names) == len(set(names)) == graded["entries"]
-    assert {"good_pl\\x1b[0main.py", "ex01_\\xff.py", "ex01_\\xfe.py"} <= set(names)
-    for name in ("ex01_fifo.py", "ex01_folder.ipynb"):
-        report = graded["reports"][name]
-        assert (report.status, report.score) == ("error", 0) and "not a regular file" in report.error
-
-
-@NEEDS_BWRAP
-@pytest.mark.slow
-def test_honest_files_keep_exactly_their_grades(graded):
-    reports = graded["reports"]
-    for name in ("good_plain.py", "good_again.py", "good_long_cell.ipynb", "ex01_\\xff.py"):
-        assert (reports[name].score, reports[name].bonus, reports[name].status) == (100, 10, "passed"), name
-    loses = {c.name for c in CASES if "no_stop" in failing_mistakes(exercise("ex01"), c)}  # the trusted mistake
-    for name in ("wrong_no_stop.py", "good_pl\\x1b[0main.py", "ex01_\\xfe.py"):  # the impostor is graded as itself
-        assert set(failed(reports[name])) == loses, name
-
-
-@NEEDS_BWRAP
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["hostile_namespace_tmpfs.py", "hostile_sysv_memory.py", "hostile_process_memory.py"])
-def test_memory_outside_the_limits_is_refused(graded, name):
-    report = graded["reports"][name]  # each is correct, and raises if its attack worked
-    assert (report.score, report.bonus, report.status) == (100, 10, "passed"), failed(report)
-
-
-@NEEDS_BWRAP
-@pytest.mark.slow
-def test_texts_that_are_not_strings_are_failed_cases_not_a_crash(graded):
-    deep = graded["reports"]["hostile_deep_exception.py"]
-    assert deep.score == 0 and deep.status == "failed"
-    assert set(failed(deep).values()) >= {"the sandbox sent an exception report whose texts are not strings"}
-    load = graded["reports"]["hostile_load_report.py"]
-    assert (load.status, load.score) == ("error", 0)
-    assert load.error == "it could not load, and sent an exception report whose texts are not strings"
-
-
-@NEEDS_BWRAP
-@pytest.mark.slow
-def test_a_reply_that_takes_seconds_to_parse_costs_only_its_own_cases(graded):
-    report = graded["reports"]["hostile_gil_hog.py"]
-    assert report.score == 0 and report.status == "failed"  # and the honest files above kept their grades
-
-
-@NEEDS_BWRAP
-@pytest.mark.slow
-def test_exotic_exceptions_fail_their_cases_and_nothing_else(graded):
-    report = graded["reports"]["hostile_exotic_exceptions.py"]
-    lost = failed(report)
-    assert set(lost) == K0 | RAISES | (K1 - RAISES)
-    assert report.score == score_without(K0, RAISES, K1)
-    assert all(lost[n].startswith(("raised KeyboardInterrupt", "raised GeneratorExit")) for n in K0)
-    assert all(lost[n].startswith("expected ValueError, but it raised ValueError") for n in RAISES)
-    assert all(lost[n].startswith("raised Unprintable: (str() of the exception failed)") for n in K1 - RAISES)
-
-
-@NEEDS_BWRAP
-@pytest.mark.slow
-def test_the_mount_table_names_neither_the_course_nor_the_class_folder(graded):
-    messages = " ".join(failed(graded["reports"]["hostile_read_mounts.py"]).values())
-    assert "leak: " in messages and "/grader/worker.py" in messages and "/work/submission.py" in messages
-    assert ROOT not in messages and "specdec/grading" not in messages and graded["folder"] not in messages
-
-
-@NEEDS_BWRAP
-@pytest.mark.slow
-@pytest.mark.parametrize("name, error", [
-    ("hostile_deep_json.ipynb", "not a notebook: its JSON is nested too deeply"),
-    ("hostile_unparsable_cell.ipynb", "RecursionError: maximum recursion depth exceeded during compilation"),
-    ("hostile_magic_flood.ipynb", "SyntaxError: invalid syntax (hostile_magic_flood.ipynb, line "),
-])
-def test_hostile_notebooks_are_clean_errors(graded, name, error):
-    report = graded["reports"][name]
-    assert (report.status, report.score, report.exit_code) == ("error", 0, 2) and error in report.error
+# An honest notebook's long cell: %time first, then 90 lines using % and != (none of them a magic).
+LONG_CELL = json.load(open(os.path.join(SUBS, "ex01", "good_long_cell.ipynb")))["cells"][1]["source"]
 
 
 # ---- the grading process of its own --------------------------------------------------------------------------
@@ -233,15 +101,59 @@ def test_bad_options_are_exit_2_with_a_clear_message(tmp_path, args, env, needle
     assert result.returncode == 2 and needle in result.stderr and "Traceback" not in result.stderr
 
 
-# ---- known holes in ex04's statistical cases (not the sandbox's): recorded, fix proposed -----------------------
+# ---- ex04's statistics: the later steps, and a file that never samples ------------------------------------------
+def test_a_sampler_wrong_after_step_0_loses_the_later_steps_case_alone():
+    """The red team's first hole (it scored 100): ex04 judged only step 0 and aggregate counts."""
+    ex = exercise("ex04")
+    cases = {c.name: c for c in ex.cases(0)}
+    sigs = signatures(ex, 0, ex.cases(0))  # each trusted mistake, run on every case
+    lost = sorted(sigs["late_correction_from_p"])
+    assert lost == ["steps after the first: joint law"] and list(sigs.values()).count(sigs["late_correction_from_p"]) == 1
+    for call in cases[lost[0]].calls:  # K = 3, step 0 certain: only the later steps decide the law
+        tokens, q, p, _ = call["args"]
+        assert len(tokens) == 3 and q[0][tokens[0]] == p[0][tokens[0]] == 1.0
+    # The learner's file (graded in the sandbox, with its diagnosis, by tests/test_grading.py) loses that case alone.
+    module = {}
+    exec(open(os.path.join(SUBS, "ex04", "wrong_late_correction_from_p.py")).read(), module)
+    report = check(module["speculative_sample"], exercise="ex04", quiet=True)
+    assert [c.name for c in report.cases if not c.passed] == lost and report.score == 100 - cases[lost[0]].points
+    cause = next(m.cause for m in ex.mistakes if m.name == "late_correction_from_p")
+    assert report.diagnosis == f"Most likely cause: {cause}."
+
+
 @NEEDS_BWRAP
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="ex04 judges only step 0 and aggregate counts: a sampler wrong after step 0, "
-                   "and one that never samples but hands out exact quotas, both score 100 (see the red-team report)")
-@pytest.mark.parametrize("name", ["undetected_late_steps_from_p.py", "hostile_deterministic.py"])
-def test_ex04_samplers_that_are_not_lossless_lose_points(name):
-    report = grade_file(os.path.join(SUBS, "ex04", name), "ex04", timeout=5.0, mode="bwrap")
-    assert report.score < 100
+def test_a_file_that_hands_out_quotas_instead_of_sampling_fails_every_statistical_case():
+    """The red team's second hole (it scored 100): it patches the worker, sees each batch whole, never samples."""
+    report = grade_file(os.path.join(SUBS, "ex04", "hostile_deterministic.py"), "ex04", timeout=5.0, mode="bwrap")
+    statistical = {c.name: c.points for c in exercise("ex04").cases(0) if c.replay}
+    lost = {c.name: c.message for c in report.cases if not c.passed}
+    assert set(lost) == set(statistical) and report.score == 100 - sum(statistical.values())  # its exact cases are right
+    assert all(m.startswith(replay.MESSAGE) for m in lost.values())
+    assert report.diagnosis == f"Every failed case: {replay.MESSAGE}."
+
+
+@pytest.mark.parametrize("body, replayed", [
+    ("return 2 * x", ""),                                    # a function of its input: the replay agrees
+    ("return len(SEEN)", replay.MESSAGE),                    # a function of what ran before: it does not
+    ("while x != len(SEEN) - 1:\n        time.sleep(0.01)\n    return 2 * x",  # stalls unless called in order
+     "its calls could not be replayed in a fresh sandbox: timed out after 0.5 s"),
+])
+def test_replayed_calls_must_give_the_same_outputs_in_a_fresh_process(tmp_path, body, replayed):
+    path = tmp_path / "f.py"
+    path.write_text(f"import time\nSEEN = []\n\n\ndef f(x):\n    SEEN.append(x)\n    {body}\n")
+    requests = [{"id": 0, "func": "f", "calls": [{"args": [0]}]}, {"id": 1, "func": "f", "calls": [
+        {"args": [i]} for i in range(1, 41)]}]  # a fresh process never sees x == 0 first: the third body stalls there
+    run = session.run(str(path), "f.py", ["f"], requests, "process", timeout=0.5, replays=[False, True])
+    assert len(run.outcomes[1]["results"]) == 40 and run.outcomes[1]["replay"] == replayed
+    assert run.outcomes[0] == {"results": [{"value": 0 if "2 * x" in body else 1}]}  # not statistical: not replayed
+
+
+def test_a_statistical_cases_seeds_do_not_give_away_a_calls_place_in_the_batch():
+    for case in (c for c in exercise("ex04").cases(0) if c.replay):
+        seeds = [call["args"][3]["$rng"] for call in case.calls]
+        # Consecutive seeds would: seed mod N would be each call's place, and quotas keyed on it replay perfectly.
+        assert len(set(seeds)) == len(seeds) and len({s % len(seeds) for s in seeds}) < 0.7 * len(seeds)
 
 
 def test_a_batch_refuses_a_link_even_when_it_appears_after_the_check(tmp_path):

@@ -14,6 +14,7 @@ and, trusted, in the parent:
     cases       Case / Kind / Exercise; hidden cases generated from a seed
     ex01 .. ex06, registry    one module of cases (and known mistakes) per exercise, imported explicitly
     judge, stats, samplers    comparisons, statistics, the sampler exercises' shared cases
+    replay      some calls of each statistical case again, in a fresh sandbox: the same outputs, or it fails
     diagnose    one most likely cause per submission, from which cases failed
     verdict, report           judged outcomes -> a Report: text, JSON, HTML (and CSV in batch)
     submission, batch, check  one file, a folder, a function in a notebook

@@ -28,7 +28,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from . import verdict
+from . import diagnose, verdict
 from .registry import exercise as get_exercise
 from .report import csv_cell, label
 from .submission import default_max_seconds, grade_file, infer_exercise
@@ -52,7 +52,9 @@ def _child():
     except Exception:  # not Linux: no such call
         pass
     out, sys.stdout = sys.stdout.buffer, sys.stderr  # stdout carries the result alone
-    path, exercise, options = pickle.load(sys.stdin.buffer)
+    path, exercise, options, known = pickle.load(sys.stdin.buffer)
+    if known:
+        diagnose.remember(exercise, options.get("seed", 0), known)
     try:
         result = ("report", grade_file(path, exercise, **options))
     except ValueError as exc:
@@ -61,17 +63,19 @@ def _child():
     out.flush()
 
 
-def grade_apart(path, exercise=None, **options):
+def grade_apart(path, exercise=None, known=None, **options):
     """`grade_file(path, exercise, **options)` in a grading process of its own; a Report whatever happens to it.
 
-    Raises ValueError for the grader's own usage errors, as grade_file does.
+    `known`: the exercise's signatures for this seed (`diagnose.signatures`), if the caller has them:
+    the grading process then need not run the catalogue of mistakes again. Raises ValueError for the
+    grader's own usage errors, as grade_file does.
     """
     limit = (options.get("max_seconds") or default_max_seconds(options.get("timeout", 10.0))) + GRACE
     code = f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); from specdec.grading.batch import _child; _child()"
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     try:
-        out, err = proc.communicate(pickle.dumps((path, exercise, options)), timeout=limit)
+        out, err = proc.communicate(pickle.dumps((path, exercise, options, known if exercise else None)), timeout=limit)
     except subprocess.TimeoutExpired:
         proc.kill()  # its sandboxes die with it (bwrap --die-with-parent)
         proc.communicate()
@@ -92,14 +96,14 @@ def _not_graded(path, exercise, options, why):
     return verdict.not_run(ex, seed, ex.cases(seed), why, source=label(os.path.basename(path)))
 
 
-def _grade_one(path, exercise, options):
+def _grade_one(path, exercise, options, known):
     try:
         mode = os.lstat(path).st_mode
         if stat.S_ISLNK(mode):  # it could point at the course's solutions or at another learner's file
             raise ValueError("a symbolic link, not a file: refused (hand in the file itself)")
         if not stat.S_ISREG(mode):
             raise ValueError("not a regular file (a folder, FIFO or device): refused")
-        return grade_apart(path, exercise, **options, links=False)
+        return grade_apart(path, exercise, known, **options, links=False)
     except (OSError, ValueError) as exc:  # e.g. no exercise in the name: this row says so, the batch goes on
         return _not_graded(path, exercise, options, str(exc) or type(exc).__name__)
 
@@ -117,8 +121,10 @@ def grade_folder(folder, exercise=None, jobs=2, progress=True, **options):
     """Reports for every submission in `folder`, in file-name order (`options` go to grade_file)."""
     paths = submissions_in(folder)
     exercise = exercise or folder_exercise(paths)
+    known = None
     if exercise:
-        get_exercise(exercise)  # an unknown exercise is the command's error (ValueError), not every row's
+        ex, seed = get_exercise(exercise), options.get("seed", 0)  # an unknown exercise: the command's error
+        known = diagnose.signatures(ex, seed, ex.cases(seed)) if len(paths) > 1 else None  # once, for every file
     bar = None
     if progress:
         try:
@@ -127,7 +133,7 @@ def grade_folder(folder, exercise=None, jobs=2, progress=True, **options):
         except ImportError:
             pass
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(_grade_one, p, exercise, options) for p in paths]
+        futures = [pool.submit(_grade_one, p, exercise, options, known) for p in paths]
         reports = []
         for future in futures:
             reports.append(future.result())

@@ -35,6 +35,7 @@ class Case:
     hint: str = ""                 # shown when a hidden case fails; never the expected value
     expected: str = ""             # shown when a public case fails
     echo_args: bool = True         # ask the worker to send the arguments back (were they modified?)
+    replay: bool = False           # statistical: some calls are replayed in a fresh sandbox (replay.py)
 
     def request(self, request_id):
         """What the sandbox receives for this case: inputs only, never the expected value."""

@@ -10,11 +10,12 @@ calls, and holds the counts to the exact law of `theory.step_outcomes(p, q, K,
 "block")`, in Fractions: the number of tokens kept twice (on rows where only
 some mistakes change it) and the joint law of (tokens kept, emitted block)
 once, with the exact binomial intervals of `stats.law_test` (a correct
-function fails a case with probability <= 1e-4).
+function fails a case with probability <= 1e-4); half of each one's calls are
+replayed in a fresh sandbox and must give the same outputs (`replay.py`).
 
 The catalogue of mistakes is one rule with switches (`wrong_block`), and
 `rule_law` enumerates each switched rule's law exactly. A statistical case's
-rows are redrawn until every mistake is either exactly right there or passes
+rows are redrawn (`samplers.law_case`) until every mistake is either exactly right there or passes
 with probability <= MISS = 1e-5, never in between: which mistakes fail which
 case does not depend on luck (nor on how a learner orders their draws).
 Which of them, the kinds fix (the joint-law case leaves four of them free;
@@ -37,12 +38,11 @@ from fractions import Fraction
 
 from ..block import block_verify
 from ..theory import step_outcomes
-from . import samplers, stats
-from .cases import Case, Exercise, Kind, Mistake, dyadic_row
-from .samplers import NAMES, draw, one_hot
+from . import samplers
+from .cases import Exercise, Kind, Mistake, dyadic_row
+from .samplers import draw, one_hot
 
-FUNC, N = "block_verify", 2000
-MISS = 1e-5   # the most likely a mistake that must fail a statistical case may pass it (exact binomials)
+FUNC = "block_verify"
 
 
 def exact(name, points, tokens, q, p, hidden=True, hint=""):
@@ -153,53 +153,15 @@ RULES = {m.name: s for m, s in _CATALOGUE if set(s) <= set(RIGHT)}   # the mista
 
 
 # ---- statistical kinds ---------------------------------------------------------------------------------------
-def _exact_rows(rows):
-    return [[Fraction(v) for v in row] for row in rows]
-
-
 def _reference_law(q, p, k):
     """The exact law of (n, emitted block), from `theory`'s enumeration (not from `rule_law`)."""
     return step_outcomes(lambda s: p[len(s)], lambda s: q[len(s)], k, "block")
 
 
-def _length(law):
-    out = {}
-    for (n, _), prob in law.items():
-        out[n] = out.get(n, 0) + prob
-    return out
-
-
-def _separates(law, q, p, k, off, either, project):
-    """True when every mistake in `off` passes the case's test with probability <= MISS, every one in `either`
-    does so or has exactly the right law, and every other one has exactly the right law (after `project`)."""
-    tests = stats.law_test(law, N)[0]
-    for name, switch in RULES.items():
-        wrong = project(rule_law(q, p, k, **switch))
-        if (name in either and wrong == law) or (name not in off | either and wrong == law):
-            continue
-        if name not in off | either or stats.law_power(wrong, law, N) < 8 or stats.law_miss(wrong, tests, N) > MISS:
-            return False
-    return True
-
-
 def _statistical(kind, rng, rows, off, joint, either=frozenset()):
-    """Redraw (k, q, p) = rows(rng) until the law separates the mistakes as `_separates` says; build the case."""
-    project = (lambda law: law) if joint else _length
-    while True:
-        k, q, p = rows(rng)
-        fq, fp = _exact_rows(q), _exact_rows(p)
-        law = project(_reference_law(fq, fp, k))
-        if _separates(law, fq, fp, k, off, either, project):
-            break
-    calls = samplers.batch(rng, k, q, p, N)
-    if joint:
-        outcome = lambda v: (v["acceptance_count"], tuple(v["accepted_tokens"] + [v["bonus_token"]]))
-        describe = lambda o: f"kept {o[0]}, emitted {list(o[1])}"
-        judge = stats.law_judge(calls, law, len(p[0]), outcome, "the law of (tokens kept, emitted block)", describe)
-    else:
-        judge = stats.law_judge(calls, law, len(p[0]), lambda v: v["acceptance_count"],
-                                "the law of the number of tokens kept", lambda n: f"keeping {n} tokens")
-    return Case(kind.name, kind.points, FUNC, NAMES, calls, judge, True, kind.hint, echo_args=False)
+    """`samplers.law_case` with every mistake of the rule (RULES), each through `rule_law`."""
+    mistakes = {name: (lambda q, p, k, switch=switch: rule_law(q, p, k, **switch)) for name, switch in RULES.items()}
+    return samplers.law_case(kind, FUNC, rng, rows, _reference_law, mistakes, off, either, joint)
 
 
 def _one_doubtful_rows(rng):

@@ -18,7 +18,7 @@ import json
 import random
 import sys
 
-from . import protocol, worker
+from . import protocol, replay, worker
 
 DISPLAY = "<your function>"
 
@@ -27,7 +27,8 @@ def run_case(functions, case, learner=False, echo=True):
     """The validated results of `case` for `functions` ({name: callable}), or a failure sentence.
 
     `learner`: let Ctrl-C through; `echo=False`: skip sending the arguments back
-    (the catalogue of mistakes never modifies them).
+    (the catalogue of mistakes never modifies them). A statistical case's calls are
+    replayed here too (`replay.IN_PROCESS` of them, shuffled), as the sandbox's are.
     """
     request = dict(case.request(0), echo_args=echo and case.echo_args)
     if echo:  # the learner's function gets its own copy of every input, as in the sandbox
@@ -36,11 +37,21 @@ def run_case(functions, case, learner=False, echo=True):
     numpy = sys.modules.get("numpy")
     numpy_saved = numpy.random.get_state() if numpy is not None else None
     try:  # the worker seeds the global generators; a learner's session gets its state back after
-        reply = worker.run_request(functions, request, _display(functions), in_process=learner)
+        display = _display(functions)
+        outcome = _checked(worker.run_request(functions, request, display, in_process=learner), request)
+        if case.replay:
+            batches = replay.plan([case.request(0)], [outcome], [True], replay.IN_PROCESS, parts=(1, 1))  # unmodified
+            replay.attach([outcome], batches, [_checked(worker.run_request(functions, json.loads(json.dumps(r)),
+                                                                          display, in_process=learner), r)
+                                               for r, _ in batches])
     finally:
         random.setstate(saved)
         if numpy_saved is not None:
             numpy.random.set_state(numpy_saved)
+    return outcome
+
+
+def _checked(reply, request):
     try:
         return protocol.check_reply(reply, request)
     except protocol.ProtocolError as exc:

@@ -56,14 +56,14 @@ def single(outcome):
     return result["value"], ""
 
 
-def _same(a, b):
+def identical(a, b):
     """Equal values of exactly equal types, recursively (an always-equal object cannot fake it)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(identical(a[k], b[k]) for k in a)
     return a == b
 
 
@@ -80,7 +80,7 @@ def modified(outcome, calls, names):
     back = result["args"]
     if type(back) is not list or len(back) != len(sent):
         return [n for n, _ in sent]
-    return [n for (n, a), b in zip(sent, back) if not _same(a, b)]
+    return [n for (n, a), b in zip(sent, back) if not identical(a, b)]
 
 
 def value_judge(check, calls=(), names=()):

@@ -5,7 +5,10 @@ Both take (draft_tokens, draft_probs, target_probs, rng) and return the dict of
 pairs, shape checks, invalid inputs and batches of seeded calls are built the
 same way; only the reference function and the rows differ. Every uniform a
 case needs comes from the case's own `random.Random` (`rng` below), so the same
-seed always builds the same case.
+seed always builds the same case. A statistical case (`statistical`) sends N
+seeded calls and has some of them replayed (`replay.py`); `law_case` holds one
+to an exact law, on rows redrawn until every catalogued mistake is either
+exactly right there or caught with probability >= 1 - MISS, never in between.
 
     >>> from specdec.sampling import speculative_sample
     >>> case = exact("speculative_sample", speculative_sample, "p(x) = 0", 5, [0], [[1.0, 0.0]], [[0.0, 1.0]])
@@ -13,13 +16,17 @@ seed always builds the same case.
     ("{'accepted_tokens': [], 'bonus_token': 1, 'acceptance_count': 0}", 'draft_tokens=[0], draft_probs=[[1.0, 0.0]], target_probs=[[0.0, 1.0]], rng=random.Random(0)')
 """
 
+import hashlib
 import random
+from fractions import Fraction
 
 from . import stats
 from .cases import Case, dyadic_row, smooth_row
 from .judge import raised_text, raises_judge, value_judge, verify_judge, verify_shape
 
 NAMES = ("draft_tokens", "draft_probs", "target_probs", "rng")
+N = 2000      # calls per statistical case
+MISS = 1e-5   # the most likely a mistake that must fail a law case may pass it (exact binomials)
 
 
 def one_hot(vocab, x):
@@ -93,19 +100,85 @@ def _shape_case(func, rng, kind, tokens, q, p):
     calls = ({"args": [tokens, q, p, {"$rng": rng.randrange(2 ** 31)}]},)
 
     def check(value):
-        problem = stats.outputs({"results": [{"value": value}]}, calls, len(p[0]))[1]
+        problem = stats.outputs({"results": [{"value": value}]}, calls, len(p[0]), replayed=False)[1]
         return not problem, problem.replace("call 1 of 1: ", "")
     return Case(kind.name, kind.points, func, NAMES, calls, value_judge(check, calls, NAMES), True, kind.hint)
 
 
 def batch(rng, k, q, p, n):
-    """n calls: x_i ~ q_i drawn here, each call with its own rng seed; the module-level seed on the first."""
+    """n calls: x_i ~ q_i drawn here, each call with its own rng seed; the module-level seed on the first.
+
+    Subtle: the seeds are independent 64-bit values (a keyed hash of the call's number), never s, s + 1, ...:
+    there, seed mod n would be the call's place in the batch, and quotas keyed on it would replay perfectly.
+    """
     draw = random.Random(rng.randrange(2 ** 31))
-    seeds = rng.randrange(2 ** 31)
-    calls = [{"args": [[draw.choices(range(len(r)), weights=r)[0] for r in q[:k]], q[:k], p, {"$rng": seeds + i}]}
+    key = rng.getrandbits(128).to_bytes(16, "big")
+    seeds = [int.from_bytes(hashlib.blake2b(i.to_bytes(4, "big"), key=key, digest_size=8).digest(), "big")
              for i in range(n)]
-    calls[0]["globals"] = seeds
+    calls = [{"args": [[draw.choices(range(len(r)), weights=r)[0] for r in q[:k]], q[:k], p, {"$rng": seed}]}
+             for seed in seeds]
+    calls[0]["globals"] = rng.randrange(2 ** 31)
     return tuple(calls)
+
+
+def statistical(kind, func, calls, judge):
+    """A statistical case: `judge` counts the outputs of `calls`, some of which are replayed (`replay.py`)."""
+    return Case(kind.name, kind.points, func, NAMES, calls, judge, True, kind.hint, echo_args=False, replay=True)
+
+
+# ---- a case held to an exact law that sets the catalogue's mistakes apart -----------------------------------
+def exact_rows(rows):
+    return [[Fraction(v) for v in row] for row in rows]
+
+
+def kept(law):
+    """{n kept: probability} from {(n kept, emitted block): probability}."""
+    out = {}
+    for (n, _), prob in law.items():
+        out[n] = out.get(n, 0) + prob
+    return out
+
+
+def separates(law, wrong_laws, off, either, n=N):
+    """True when every mistake in `off` passes a case held to `law` (n calls) with probability <= MISS, every
+    one in `either` does so or has exactly `law`, and every other one has exactly `law`.
+
+    wrong_laws: {mistake name: a function of no argument that gives its law}, computed only when needed.
+    """
+    tests = stats.law_test(law, n)[0]
+    for name, wrong_law in wrong_laws.items():
+        wrong = wrong_law()
+        if wrong == law and name not in off:
+            continue
+        if name not in off | either or stats.law_power(wrong, law, n) < 8 or stats.law_miss(wrong, tests, n) > MISS:
+            return False
+    return True
+
+
+def law_case(kind, func, rng, rows, reference, mistakes, off, either=frozenset(), joint=True, n=N):
+    """Redraw (K, q, p) = rows(rng) until the exact law separates the mistakes (`separates`); build the case.
+
+    reference(q, p, K) and every value of `mistakes` ({name: function (q, p, K)}) give the law
+    {(n kept, emitted block): probability} on rows of Fractions. joint: the case judges that law;
+    else only the law of the number of tokens kept.
+    """
+    project = (lambda law: law) if joint else kept
+    while True:
+        k, q, p = rows(rng)
+        fq, fp = exact_rows(q), exact_rows(p)
+        law = project(reference(fq, fp, k))
+        wrong = {name: (lambda f=f: project(f(fq, fp, k))) for name, f in mistakes.items()}
+        if separates(law, wrong, off, either, n):
+            break
+    calls = batch(rng, k, q, p, n)
+    if joint:
+        outcome = lambda v: (v["acceptance_count"], tuple(v["accepted_tokens"] + [v["bonus_token"]]))
+        describe = lambda o: f"kept {o[0]}, emitted {list(o[1])}"
+        judge = stats.law_judge(calls, law, len(p[0]), outcome, "the law of (tokens kept, emitted block)", describe)
+    else:
+        judge = stats.law_judge(calls, law, len(p[0]), lambda v: v["acceptance_count"],
+                                "the law of the number of tokens kept", lambda n: f"keeping {n} tokens")
+    return statistical(kind, func, calls, judge)
 
 
 def invalid(func, reference, which):

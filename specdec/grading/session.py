@@ -8,6 +8,10 @@ timeouts, or when the submission's total time (`max_seconds`) runs out, the
 remaining cases are "not run". What the submission prints is drained into
 64 KiB buffers that never reach the grader's output.
 
+After the cases, some calls of the statistical cases are replayed in one
+more sandbox, fresh, and must give the same outputs (`replay.py`); how that
+went is each such case's `outcomes[i]["replay"]`, for its judge.
+
 `run()` returns a `Run`: `outcomes[i]` is {"results": [...]} (the validated
 reply, see `protocol.check_reply`) or {"failure": "a sentence"} for case i.
 
@@ -27,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from . import protocol, sandbox, worker
+from . import protocol, replay, sandbox, worker
 
 MAX_TIMEOUTS = 3
 KEEP_OUTPUT = 64 * 1024
@@ -116,19 +120,61 @@ class Sandboxed:
         return code
 
 
-def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max_seconds=60.0, since=None):
+def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max_seconds=60.0, since=None,
+        replays=()):
     """Send `requests` (one per case) to the submission at `path`; never raises for a bad submission.
 
     The submission's time (`max_seconds`) counts from `since` (a time.monotonic() value; default: now),
-    so that the runs of one submission, and the reading of its notebook, share it.
+    so that the runs of one submission, and the reading of its notebook, share it. `replays[i]`: case i
+    is statistical; its calls are replayed in one more, fresh sandbox (see `replay.py`).
     """
     started = time.monotonic()
     end = (started if since is None else since) + max_seconds
     result = Run(outcomes=[None] * len(requests))
     config = sandbox.worker_config(mode, path, display, functions, numpy, max_seconds)
+    spawn = (mode, path, numpy)
+    load_error = _exchange(spawn, config, requests, result.outcomes, result, timeout, end, max_seconds)
+    if isinstance(load_error, dict) or load_error is None:
+        result.load_error = load_error
+    else:
+        for j, outcome in enumerate(result.outcomes):
+            if outcome is None:
+                result.outcomes[j] = {"failure": f"not run: when the submission was loaded again, {load_error}"}
+    if result.load_error is None and any(replays):
+        _replay(spawn, config, requests, result, replays, timeout, end, max_seconds)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _replay(spawn, config, requests, result, replays, timeout, end, max_seconds):
+    """Replay some calls of the statistical cases in a fresh sandbox; note in each case's outcome how it went."""
+    batches = replay.plan(requests, result.outcomes, replays)
+    if not batches:
+        return
+    if end - time.monotonic() < 1.0:
+        replay.fail(result.outcomes, batches, f"the submission's total time ({max_seconds:g} s) ran out")
+        return
+    replies = [None] * len(batches)
+    load_error = _exchange(spawn, config, [r for r, _ in batches], replies, result, timeout, end, max_seconds)
+    if isinstance(load_error, dict):
+        text = load_error["message"] if load_error.get("type") in ("load", "missing") else \
+            f"{load_error.get('type')}: {load_error.get('message')}"
+        replay.fail(result.outcomes, batches, f"it did not load there ({text})")
+    elif load_error is not None:
+        replay.fail(result.outcomes, batches, load_error)
+    else:
+        replay.attach(result.outcomes, batches, replies)
+
+
+def _exchange(spawn, config, requests, outcomes, result, timeout, end, max_seconds):
+    """Run `requests` in sandboxes (a fresh one after each lost case), filling `outcomes`.
+
+    `spawn`: (mode, path, numpy) for `Sandboxed`. Returns None; the worker's load error (a dict) if the
+    submission never loaded; or a sentence if it loaded once and not again (the cases left are then None).
+    """
     timeouts, i = 0, 0
     while i < len(requests):
-        box = Sandboxed(mode, path, numpy, result.output)
+        box = Sandboxed(*spawn, result.output)
         box.send(config)
         first = box.receive(min(max(LOAD_TIMEOUT, timeout), end - time.monotonic()))
         result.numpy_wanted |= isinstance(first, dict) and first.get("numpy_wanted") is True
@@ -143,12 +189,8 @@ def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max
             code = killed if code is None else code
             reason = _load_failure(first, code)
             if i == 0:
-                result.load_error = reason if isinstance(reason, dict) else {"type": "load", "message": reason}
-            else:
-                text = reason["message"] if isinstance(reason, dict) else reason
-                for j in range(i, len(requests)):
-                    result.outcomes[j] = {"failure": f"not run: when the submission was loaded again, {text}"}
-            break
+                return reason if isinstance(reason, dict) else {"type": "load", "message": reason}
+            return reason["message"] if isinstance(reason, dict) else reason
         while i < len(requests):
             left = end - time.monotonic()
             if left <= 0:
@@ -159,34 +201,33 @@ def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max
             if reply == "timeout":
                 timeouts += 1
                 ran_out = timeout > left
-                result.outcomes[i - 1] = {"failure": f"the submission's total time ({max_seconds:g} s) ran out"
-                                          if ran_out else f"timed out after {timeout:g} s"}
+                outcomes[i - 1] = {"failure": f"the submission's total time ({max_seconds:g} s) ran out"
+                                   if ran_out else f"timed out after {timeout:g} s"}
                 break
             if reply is None:
                 try:
                     code = box.proc.wait(timeout=1)
                 except subprocess.TimeoutExpired:  # it closed the channel but lives on
                     code = "unknown"
-                result.outcomes[i - 1] = {"failure": f"the worker exited (code {code}) during this case: "
-                                                     "os._exit, a signal or a crash"}
+                outcomes[i - 1] = {"failure": f"the worker exited (code {code}) during this case: "
+                                              "os._exit, a signal or a crash"}
                 break
             result.numpy_wanted |= isinstance(reply, dict) and reply.get("numpy_wanted") is True
             try:
                 if isinstance(reply, protocol.ProtocolError):
                     raise reply
-                result.outcomes[i - 1] = protocol.check_reply(reply, requests[i - 1])
+                outcomes[i - 1] = protocol.check_reply(reply, requests[i - 1])
             except protocol.ProtocolError as exc:
-                result.outcomes[i - 1] = {"failure": f"the sandbox sent {exc}"}
+                outcomes[i - 1] = {"failure": f"the sandbox sent {exc}"}
                 break
         box.kill(result)
         if time.monotonic() >= end or timeouts >= MAX_TIMEOUTS:
             why = (f"{MAX_TIMEOUTS} cases already timed out" if timeouts >= MAX_TIMEOUTS
                    else f"the submission's total time ({max_seconds:g} s) ran out")
             for j in range(i, len(requests)):
-                result.outcomes[j] = {"failure": f"not run: {why}"}
+                outcomes[j] = {"failure": f"not run: {why}"}
             break
-    result.seconds = time.monotonic() - started
-    return result
+    return None
 
 
 def _load_failure(first, code):

@@ -67,8 +67,9 @@ def power(wrong, target, n):
     return worst
 
 
-def outputs(outcome, calls, vocab):
-    """(list of output dicts, '') when every call returned a well-formed output, else (None, why not)."""
+def outputs(outcome, calls, vocab, replayed=True):
+    """(list of output dicts, '') when every call returned a well-formed output that its replay gave again
+    (`replay.py`; `replayed=False`: a case that is not replayed), else (None, why not)."""
     if "results" not in outcome:
         return None, outcome.get("failure") or "GRADER BUG, not your mistake: " + outcome.get("worker_error", "")
     got = []
@@ -90,6 +91,8 @@ def outputs(outcome, calls, vocab):
         if problem:
             return None, f"{where}: {problem}"
         got.append(value)
+    if replayed and outcome.get("replay") != "":
+        return None, outcome.get("replay") or "GRADER BUG, not your mistake: the calls were not replayed"
     return got, ""
 
 

@@ -119,17 +119,18 @@ def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto",
     except (NotebookError, OSError) as exc:
         return verdict.not_run(ex, seed, cases, f"cannot read {display}: {exc}", **fields)
     requests = [c.request(i) for i, c in enumerate(cases)]
+    replays = [c.replay for c in cases]
     with tempfile.TemporaryDirectory(prefix="specdec-grade-") as private:
         copy = os.path.join(private, "submission.py")
         with open(copy, "w", encoding="utf-8") as f:
             f.write(code)
         os.chmod(copy, 0o444)  # readable by the sandbox's unprivileged uid; nobody writes it
-        run = session.run(copy, display, ex.functions, requests, mode, False, timeout, max_seconds, started)
+        run = session.run(copy, display, ex.functions, requests, mode, False, timeout, max_seconds, started, replays)
         plain = _report(ex, seed, cases, run, where, display, fields, numpy=False)
         left = started + max_seconds - time.monotonic()  # reading the file and run A count
         if plain.status == "passed" or not run.numpy_wanted or not sandbox.numpy_dirs() or left < 1:
             return _bonus_note(plain, None, mode)
-        run = session.run(copy, display, ex.functions, requests, mode, True, timeout, max_seconds, started)
+        run = session.run(copy, display, ex.functions, requests, mode, True, timeout, max_seconds, started, replays)
         with_numpy = _report(ex, seed, cases, run, where, display, fields, numpy=True)
     return _bonus_note(plain, with_numpy, mode)
 

@@ -3,9 +3,11 @@
 For a batch of N calls the first emitted token, the number of accepted drafts and the bonus token
 are assigned so that their counts equal their exact expectations (N p, ...), which no sampler
 achieves; a single call (or a pair) gets a deterministic answer, the same for the same inputs.
-It scores 100/100: any fixed statistic of a batch can be matched by a file that sees the batch.
-Only a judge tied to the rng the parent seeds (each call's output must be what the statement's
-draws give for that seed) can tell; tests/test_grading_redteam.py records it as a strict xfail.
+It scored 100/100 when ex04 judged counts alone: any fixed statistic of a batch can be matched by a
+file that sees the batch. Now half of each statistical case's calls are replayed in a fresh sandbox,
+shuffled among other cases' calls (specdec/grading/replay.py): its answers there are not the ones it
+gave (72-100% of them differ), so it fails every statistical case and keeps only its exact cases
+(tests/test_grading_redteam.py).
 """
 import sys
 

@@ -1,10 +1,9 @@
-"""Wrong, and not caught: right at step 0, but a rejection at a LATER step resamples from p, not the residual.
+"""Wrong: right at step 0, but a rejection at a LATER step resamples from p, not from that step's residual.
 
-A plausible learner's mistake (the sampler is then not lossless after step 0). ex04's statistical
-cases look only at the first emitted token, the number of accepted drafts and the bonus after a
-full acceptance, so this scores 100/100: tests/test_grading_redteam.py records it as a strict
-xfail until a case judges the correction at a later step (e.g. K = 2 with a certain acceptance at
-step 0: the second emitted token must be distributed as p_1).
+A plausible learner's mistake: the sampler is not lossless after step 0. Found by the red team when
+ex04 judged only step 0 and aggregate counts (it scored 100/100 then); the case "steps after the
+first: joint law" (K = 3, step 0 certain, steps 1 and 2 doubtful, judged against the exact law of
+(accepted, emitted)) now catches it, and it is catalogued as `late_correction_from_p`.
 """
 import random
 
