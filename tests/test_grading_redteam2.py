@@ -7,6 +7,9 @@
   printed the import error raw, ANSI codes and a fake `score:` line included. Now cleaned like the rest.
 - line separators in a notebook (good_line_separators.ipynb, an HONEST file): str.splitlines() cut cells
   at U+2028, U+2029, \\x85 and \\x0c, which Python does not, so a pasted comment became code (score 0).
+- raising the expected exception everywhere (tests/submissions/ex02/hostile_raise_everywhere.py): every
+  bad-input case wants a ValueError, so `raise ValueError` solved nothing and earned 9-19 points. Now a
+  case passed by raising earns nothing when the file raises that exception on valid input too.
 
 Batch tests grade several files at once, in bwrap, with a secret seed; the honest ones must get exactly
 the grade they get alone, and nothing a submission started may outlive the grader.
@@ -19,8 +22,9 @@ import sys
 
 import pytest
 
-from specdec.grading import grade_file, protocol
+from specdec.grading import check, grade_file, protocol
 from specdec.grading.notebook import notebook_to_script, python_lines
+from specdec.grading.registry import exercise
 from specdec.grading.sandbox import bwrap_problem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,3 +100,40 @@ def test_a_reply_flood_costs_its_cases_and_no_memory_and_honest_files_keep_their
         assert reports[name][:3] == [alone.score, alone.bonus, alone.status] == [100, 10, "passed"], name
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert "hostile_reply_flood" not in ps and "/grader/worker.py" not in ps  # no sandbox outlived the grader
+
+
+# ---- raising the expected exception everywhere -----------------------------------------------------------------
+def _raise_everywhere(*args):
+    raise ValueError("no")
+
+
+def _validates_only(draft_tokens, draft_probs, target_probs, random_samples):
+    """An honest learner half way: the checks written, the rest not yet."""
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    raise NotImplementedError("the walk comes next")
+
+
+@pytest.mark.parametrize("name", ["ex01", "ex02", "ex03", "ex04", "ex06"])
+def test_raising_valueerror_on_every_input_earns_no_validation_points(name):
+    report = check(_raise_everywhere, exercise=name, quiet=True)  # it earned 9 to 19 points before
+    raises = [c for c in exercise(name).cases(0) if c.expected == "raises ValueError"]
+    assert raises and report.score == 0 and report.status == "failed"
+    by_name = {c.name: c for c in report.cases}
+    assert all("where it must not" in by_name[c.name].message for c in raises)
+
+
+def test_validation_that_discriminates_keeps_its_points():
+    report = check(_validates_only, exercise="ex01", quiet=True)
+    raises = {c.name: c.points for c in exercise("ex01").cases(0) if c.expected == "raises ValueError"}
+    assert {c.name for c in report.cases if c.passed} == set(raises) and report.score == sum(raises.values()) > 0
+
+
+@NEEDS_BWRAP
+def test_a_made_up_subclass_of_valueerror_raised_everywhere_earns_nothing_in_the_sandbox():
+    report = grade_file(os.path.join(ROOT, "tests", "submissions", "ex02", "hostile_raise_everywhere.py"), "ex02",
+                        **OPTIONS)
+    assert (report.score, report.status) == (0, "failed")
+    assert sum("raises ValueError where it must not" in c.message for c in report.cases) == \
+        sum(c.expected == "raises ValueError" for c in exercise("ex02").cases(OPTIONS["seed"])) > 0
