@@ -24,6 +24,7 @@ import sys
 
 from .grading.batch import grade_apart, grade_folder, write_csv
 from .grading.release import release
+from .grading.report import clean
 from .grading.sandbox import SandboxError, resolve
 from .grading.submission import default_max_seconds
 
@@ -93,7 +94,7 @@ def main(argv=None):
         return 2
     print(report.to_json() if args.json else report.table())
     if report.error:
-        print(f"cannot grade {report.source}: {report.error}", file=sys.stderr)
+        print(f"cannot grade {report.source}: {clean(report.error, 2000)}", file=sys.stderr)  # learner text: cleaned
     return report.exit_code
 
 

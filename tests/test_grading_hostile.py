@@ -183,9 +183,10 @@ def test_patching_the_worker_earns_only_what_forged_answers_earn(batch):
     for name, error in (("hostile_patch_worker.py", "raised ValueError: forged"),
                         ("hostile_numpy_subprocess.py", "raised JSONDecodeError")):
         report = batch["reports"][name]
-        assert set(failed(report)) == {c.name for c in CASES} - RAISES  # only raising ValueError was right
-        assert all(error in m for m in failed(report).values())
-        assert report.score == score_without(set(POINTS) - RAISES)
+        # Raising ValueError was right only where it must raise; raised everywhere, it earns nothing (red team 3).
+        assert set(failed(report)) == {c.name for c in CASES} and report.score == 0
+        assert all(error in m for n, m in failed(report).items() if n not in RAISES)
+        assert all("where it must not" in failed(report)[n] for n in RAISES)
 
 
 def test_numpy_hidden_from_the_grader_still_costs_the_bonus(batch):

@@ -27,6 +27,7 @@ import ast
 import json
 import re
 import time
+import warnings
 
 MAX_TRANSFORM = 250_000  # characters x possible magics: about 0.5 s of IPython at worst
 # What IPython rewrites one at a time: an escape starting a line (%time, !ls, ?x, /f x), x = %magic or
@@ -74,13 +75,27 @@ def _is_check(node):
     return isinstance(func, ast.Name) and func.id == "check" or isinstance(func, ast.Attribute) and func.attr == "check"
 
 
+def python_lines(text):
+    """`text` cut into lines where Python's tokenizer cuts it: at \\n, \\r\\n and \\r only.
+
+    Subtle: str.splitlines() also cuts at \\x0c, \\x1c-\\x1e, \\x85, U+2028 and U+2029, which Python
+    reads as ordinary characters (a U+2028 pasted into a comment is still the comment): cutting there
+    would turn the rest of the comment into code and shift every line number after it.
+
+    >>> python_lines("# a\u2028b\\nx = 1\\r\\ny = 2\\n")
+    ['# a\u2028b', 'x = 1', 'y = 2']
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def _without_check(source):
     """`source` with its check statements replaced by `pass` lines (line numbers kept)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # e.g. 200000 unary minus signs
         return source
-    lines = source.splitlines()
+    lines = python_lines(source)
     for node in tree.body:
         if _is_check(node):
             lines[node.lineno - 1:node.end_lineno] = ["pass"] + [""] * (node.end_lineno - node.lineno)
@@ -126,10 +141,12 @@ def notebook_to_script(text, deadline=None):
         code = source
         if len(source) * len(MAGIC.findall(source)) <= MAX_TRANSFORM:
             try:
-                code = transform(source)
+                with warnings.catch_warnings():  # e.g. a line IPython cut at U+2028 has no line ending
+                    warnings.simplefilter("ignore")
+                    code = transform(source)
             except Exception:  # IPython could not read the cell: Python reports it as it stands
                 pass
-        cell = _without_check(code).splitlines()
+        cell = python_lines(_without_check(code))
         lines.append(f"# cell {number}")
         where.append(None)
         lines += cell

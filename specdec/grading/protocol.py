@@ -3,7 +3,9 @@
 Requests go in as JSON (see `worker.py` for their shape). Replies come back
 as JSON from a process the submission controls, so they are read as hostile:
 a reply must be one frame no larger than MAX_REPLY bytes (8 MiB: the largest
-honest reply, 50000 floats sent back twice, is about 2 MiB), valid JSON without
+honest reply, 50000 floats sent back twice, is about 2 MiB) holding at most
+MAX_ITEMS values (counted on its bytes before it is parsed: 8 MiB of `[],` would
+be 2.8 million lists, 200 MB in the parent), valid JSON without
 duplicate keys, nested at most MAX_DEPTH levels, and shaped as the request
 asked; every text in it (an exception's type, message, line) must be a JSON
 string, never a structure to turn into one. Values are then made safe to judge:
@@ -26,7 +28,7 @@ import math
 
 MAX_REPLY = 8 * 1024 ** 2
 MAX_DEPTH = 40
-MAX_ITEMS = 4_000_000
+MAX_ITEMS = 1_000_000  # the largest honest reply holds about 100000
 MAX_STR = 2000
 INT_LIMIT = 2 ** 63
 
@@ -59,6 +61,8 @@ def parse(body):
     """JSON bytes -> Python data; ProtocolError for anything malformed or too big."""
     if len(body) > MAX_REPLY:
         raise ProtocolError(f"a reply of {len(body)} bytes (limit {MAX_REPLY})")
+    if body.count(b",") + body.count(b"[") + body.count(b"{") > MAX_ITEMS:  # an upper bound on its values
+        raise ProtocolError(f"a reply with more than {MAX_ITEMS} values")
     try:
         return json.loads(body, object_pairs_hook=_no_duplicates)
     except ProtocolError:

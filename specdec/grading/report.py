@@ -3,6 +3,9 @@
 Scoring rules (stated once, applied everywhere):
 - a case earns its points only if it passes; no partial credit inside a case;
 - a case fails if the function changed its inputs, even when its answer is right;
+- a case passed by raising an exception (bad input -> ValueError) earns nothing when the
+  function also raises that exception where it must not (on valid input): no points for
+  raising everywhere;
 - the plain-Python bonus (ex01: +10) is earned only by the run in a sandbox
   with no NumPy on its filesystem, and needs a score above 0 there;
 - the table lists failures first and ends with `score: S/MAX` plus ` (+B bonus)`.

@@ -87,7 +87,10 @@ class Sandboxed:
         read_fd, write_fd = os.pipe()
         self.proc = sandbox.spawn(mode, submission, numpy, write_fd)
         os.close(write_fd)  # only the worker holds the write end: EOF means it is gone
-        self.mode, self.inbox = mode, queue.Queue()
+        # Subtle: at most one parsed reply waits here. Unbounded, a worker that floods its channel while the
+        # parent judges would pile up parsed replies (the red team's took 4.8 GB); bounded, the reader stops
+        # reading, the pipe fills and the worker blocks on its write.
+        self.mode, self.inbox = mode, queue.Queue(maxsize=1)
         self.threads = [threading.Thread(target=_read_frames, args=(read_fd, self.inbox), daemon=True),
                         threading.Thread(target=_drain, args=(self.proc.stdout, output), daemon=True),
                         threading.Thread(target=_drain, args=(self.proc.stderr, bytearray()), daemon=True)]
@@ -115,8 +118,15 @@ class Sandboxed:
         if self.mode == "process" and sandbox.numpy_mapped(self.proc):
             run.numpy_seen = True
         code = sandbox.kill(self.proc)
+        deadline = time.monotonic() + 2
         for t in self.threads:
-            t.join(timeout=2)
+            while t.is_alive() and time.monotonic() < deadline:
+                try:  # a reader blocked on a full inbox: let it reach the end of the channel
+                    while True:
+                        self.inbox.get_nowait()
+                except queue.Empty:
+                    pass
+                t.join(timeout=0.05)
         return code
 
 

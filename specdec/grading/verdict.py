@@ -42,11 +42,39 @@ def judge_case(case, outcome):
     return False, message, detail, crash
 
 
+def _raised(outcome):
+    """The builtin exception classes each call of `outcome` raised (a list of lists of names)."""
+    return [r["raised"]["builtin_types"] for r in (outcome or {}).get("results", []) if "raised" in r]
+
+
+def indiscriminate(cases, outcomes, verdicts):
+    """{case index: message} for the cases passed by raising an exception that the same file also raises
+    where that exception is wrong (a case it failed): raising ValueError on every input is no validation.
+
+    Subtle: compared on the most derived builtin class (a subclass of ValueError counts as ValueError),
+    so raising two made-up subclasses, one here and one there, does not escape it.
+    """
+    wrong = {}
+    for case, outcome, passed in zip(cases, outcomes, verdicts):
+        for names in _raised(outcome) if not passed else ():
+            wrong.setdefault(names[0] if names else "?", case.name)
+    out = {}
+    for i, (outcome, passed) in enumerate(zip(outcomes, verdicts)):
+        kinds = [names[0] for names in _raised(outcome) if names and names[0] in wrong] if passed else []
+        if kinds:
+            out[i] = (f"raised {kinds[0]} as it should, but it also raises {kinds[0]} where it must not (case "
+                      f"'{wrong[kinds[0]]}'): an error on valid inputs too earns no validation points")
+    return out
+
+
 def build(exercise, seed, cases, outcomes, **fields):
     """A Report for `outcomes` (one per case, in order); `fields` fill in the rest (source, bonus ...)."""
     results, failed, bug = [], {}, False
-    for case, outcome in zip(cases, outcomes):
-        passed, message, detail, crash = judge_case(case, outcome)
+    judged = [judge_case(case, outcome) for case, outcome in zip(cases, outcomes)]
+    voided = indiscriminate(cases, outcomes, [j[0] for j in judged])
+    for i, (case, (passed, message, detail, crash)) in enumerate(zip(cases, judged)):
+        if i in voided:
+            passed, message, crash = False, voided[i], "indiscriminate"
         bug = bug or crash == "bug"
         results.append(CaseResult(case.name, case.hidden, case.points, passed, message, detail, crash))
         if not passed:

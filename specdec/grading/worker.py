@@ -248,7 +248,8 @@ def load(config):
     import types
     with open(config["path"], "rb") as f:
         source = f.read()
-    SOURCE[config["display"]] = source.decode("utf-8", errors="replace").splitlines()
+    text = source.decode("utf-8", errors="replace")  # lines as Python counts them (not str.splitlines)
+    SOURCE[config["display"]] = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     module = types.ModuleType("submission")
     module.__file__ = config["display"]
     sys.modules["submission"] = module

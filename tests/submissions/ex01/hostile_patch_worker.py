@@ -1,7 +1,8 @@
 """Hostile: rewrites the grader's worker (it shares the process) to answer "raised ValueError" for every call.
 
 In the old design the comparisons ran in that process, so patching them faked a pass. Now the
-parent judges: the forged answers earn exactly the cases where raising ValueError IS right.
+parent judges: the forged answers once earned exactly the cases where raising ValueError IS right;
+since the third red team, an error raised on valid inputs too earns no validation points: 0.
 """
 import sys
 
