@@ -82,8 +82,8 @@ def python_lines(text):
     reads as ordinary characters (a U+2028 pasted into a comment is still the comment): cutting there
     would turn the rest of the comment into code and shift every line number after it.
 
-    >>> python_lines("# a\u2028b\\nx = 1\\r\\ny = 2\\n")
-    ['# a\u2028b', 'x = 1', 'y = 2']
+    >>> python_lines("# a\\u2028b\\nx = 1\\r\\ny = 2\\n")
+    ['# a\\u2028b', 'x = 1', 'y = 2']
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return lines[:-1] if lines and lines[-1] == "" else lines
