@@ -78,7 +78,7 @@ def _is_check(node):
 def python_lines(text):
     """`text` cut into lines where Python's tokenizer cuts it: at \\n, \\r\\n and \\r only.
 
-    Subtle: str.splitlines() also cuts at \\x0c, \\x1c-\\x1e, \\x85, U+2028 and U+2029, which Python
+    Subtle: str.splitlines() also cuts at ``\\x0c``, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028 and U+2029, which Python
     reads as ordinary characters (a U+2028 pasted into a comment is still the comment): cutting there
     would turn the rest of the comment into code and shift every line number after it.
 
