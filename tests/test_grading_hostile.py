@@ -24,7 +24,7 @@ import uuid
 
 import pytest
 
-from specdec.grading import grade_file, protocol, session
+from specdec.grading import grade_file, protocol, session, worker
 from specdec.grading.batch import grade_folder, write_csv
 from specdec.grading.cases import failing_mistakes
 from specdec.grading.registry import exercise
@@ -204,6 +204,8 @@ def test_forged_frames_cost_their_cases_and_never_crash_the_grader(batch):
 
 
 def test_oversized_and_deeply_nested_results_are_refused(batch):
+    # The file returns 10 MiB (the worker sends it, the parent refuses it) and 16 MiB (the worker refuses it).
+    assert protocol.MAX_REPLY < 10 * 2 ** 20 < worker.MAX_SEND < 16 * 2 ** 20
     messages = failed(batch["reports"]["hostile_huge_reply.py"])
     sizes = {len(c.calls[0]["args"][0]) for c in CASES if c.name in messages}
     assert sizes == {0, 3, 4} and len(messages) == sum(len(c.calls[0]["args"][0]) in sizes for c in CASES)

@@ -24,7 +24,8 @@ import random
 import sys
 import traceback
 
-MAX_FRAME = 64 * 1024 ** 2
+MAX_FRAME = 64 * 1024 ** 2  # the largest request read
+MAX_SEND = 12 * 1024 ** 2  # the largest reply sent: above the parent's own 8 MiB limit, so that limit is reached and tested too
 PLAIN_DEPTH = 32
 SOURCE = {}  # display name -> the submission's source lines (its file is not on the sandbox's path)
 
@@ -264,7 +265,7 @@ def main(argv):
 
     def send(message):
         data = frame(message)
-        if len(data) > MAX_FRAME:
+        if len(data) > MAX_SEND:
             data = frame({"id": message.get("id"), "too_large": len(data)})
         while data:
             data = data[write(reply_fd, data):]

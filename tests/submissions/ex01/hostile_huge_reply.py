@@ -1,7 +1,7 @@
-"""Hostile: returns 40 MB or 70 MB of text, or a list nested a thousand deep, instead of an answer.
+"""Hostile: returns 10 MiB or 16 MiB of text, or a list nested a thousand deep, instead of an answer.
 
-The worker will not send more than its frame limit, the parent will not read more than its
-reply limit, and neither passes on deep structures: each such case fails with a clear message.
+The worker will not send more than its 12 MiB reply limit, the parent will not read more than its
+8 MiB reply limit, and neither passes on deep structures: each such case fails with a clear message.
 """
 
 
@@ -42,7 +42,7 @@ def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_sa
             nested = [nested]
         return nested
     if len(draft_tokens) == 3:  # more than the worker will send
-        return {"accepted_tokens": "x" * (70 * 2 ** 20), "bonus_token": 0, "acceptance_count": 0}
+        return {"accepted_tokens": "x" * (16 * 2 ** 20), "bonus_token": 0, "acceptance_count": 0}
     if len(draft_tokens) == 4:  # more than the parent will read
-        return {"accepted_tokens": "x" * (40 * 2 ** 20), "bonus_token": 0, "acceptance_count": 0}
+        return {"accepted_tokens": "x" * (10 * 2 ** 20), "bonus_token": 0, "acceptance_count": 0}
     return _verify(draft_tokens, draft_probs, target_probs, random_samples)
