@@ -299,3 +299,38 @@ def test_cli_refuses_out_of_range_numbers_before_generating(argv, message):
                          timeout=60)
     assert run.returncode == 2 and run.stdout == "" and "Traceback" not in run.stderr
     assert run.stderr.splitlines()[-1] == f"python -m specdec generate: error: {message}"
+
+
+# ---- specdec.theory's exact functions: bad input is named, never a hang or a silently wrong law ---------------
+P2, Q2 = toy_model(2, 1), toy_model(2, 2)
+HALF = [F(1, 2), F(1, 2)]
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: step_outcomes(P2, Q2, 1.5), TypeError, "gamma must be an int >= 0, got float"),
+    (lambda: expected_accepted(P2, Q2, True), TypeError, "gamma must be an int >= 0, got bool"),
+    (lambda: step_outcomes(P2, Q2, -1), ValueError, "gamma must be an int >= 0, got -1"),
+    (lambda: step_outcomes([0.5, 0.5], Q2, 1), TypeError, "p must be a function prefix -> row"),
+    (lambda: step_outcomes(P2, Q2, 1, "tree", widht=2), TypeError, "widht is not an option of rule 'tree'"),
+    (lambda: step_outcomes(P2, Q2, 1, "token", width=2), TypeError, "width is not an option of rule 'token'"),
+    (lambda: step_outcomes(P2, Q2, 1, "tree", width=0), ValueError, "width must be an int >= 1"),   # was: the token rule
+    (lambda: step_outcomes(P2, Q2, 1, "tree", replace="no"), TypeError, "replace must be True or False"),
+    (lambda: step_outcomes(P2, Q2, 1, "typical", eps="x"), TypeError, "eps must be a number >= 0"),
+    (lambda: multi_draft_distribution(HALF, [F(1, 3)] * 3, 1), ValueError, "has 3 entries, another row has 2"),
+    (lambda: multi_draft_distribution([F(1, 2)] * 3, [F(1, 3)] * 3, 1), ValueError, r"not a distribution \(sums to 3/2\)"),
+    (lambda: multi_draft_distribution(HALF, HALF, 1.0), TypeError, "k must be an int >= 0, got float"),
+    (lambda: toy_model(0, seed=1), ValueError, "vocab_size and max_weight must be >= 1"),   # was: an endless loop
+    (lambda: toy_model(3, seed=1, max_weight=0), ValueError, "vocab_size and max_weight must be >= 1"),
+])
+def test_exact_enumeration_names_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_replace_must_be_a_bool():
+    """replace="no" is truthy: before, verify_tree silently verified distinct siblings as i.i.d. draws."""
+    from specdec.multidraft import draw_candidates, verify_tree
+    with pytest.raises(TypeError, match="replace must be True .* got str 'no'"):
+        verify_tree([1], [-1], [[0.5, 0.5], None], [[0.5, 0.5]] * 2, rng=0, replace="no")
+    with pytest.raises(TypeError, match="replace must be True .* got int 1"):
+        draw_candidates([0.5, 0.5], 2, rng=0, replace=1)
