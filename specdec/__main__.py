@@ -24,6 +24,9 @@ import os
 import sys
 import time
 
+from ._checks import shown
+from .theory import MAX_GAMMA   # plain Python: no NumPy until `generate` runs
+
 GREEN, RED, RESET = "\033[32m", "\033[31m", "\033[0m"
 # The untimed warm-up runs on this text, never on the user's prompt (no row of it gets cached).
 WARMUP_PROMPT = "Assignment statements are used to (re)bind names to values"
@@ -31,6 +34,7 @@ EXAMPLE = 'example:\n  python -m specdec generate --prompt "The assert statement
 RULES = ("token", "block", "greedy", "typical", "tree")   # speculative_generate's verify= choices
 TREE_WIDTH = 2              # --width when not given (speculative_generate's default too)
 MAX_TREE_NODES = 1024       # width + width^2 + ... + width^gamma: a tree's nodes per target call
+MAX_NEW_TOKENS = 100_000    # minutes of generation on a laptop CPU; far more than a terminal shows
 
 
 def render(text_of, tokens, from_draft, colour):
@@ -138,6 +142,11 @@ def check(args, g):
     for name in ("gamma", "max_new_tokens", "seed"):
         if getattr(args, name) < 0:
             g.error(f"--{name.replace('_', '-')} is {getattr(args, name)}, it must be >= 0")
+    # Subtle: refused here, not after a long run: the report's theory line takes gamma <= MAX_GAMMA, and
+    # a huge --max-new-tokens would generate for hours before printing anything.
+    for name, most in (("gamma", MAX_GAMMA), ("max_new_tokens", MAX_NEW_TOKENS)):
+        if getattr(args, name) > most:
+            g.error(f"--{name.replace('_', '-')} is {shown(getattr(args, name))}, it must be at most {most}")
     if not 0 <= args.temperature < math.inf:      # also refuses nan
         g.error(f"--temperature is {args.temperature}, it must be a finite number >= 0")
     if args.verify == "greedy" and args.temperature != 0:

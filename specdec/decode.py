@@ -41,9 +41,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import multidraft, rules
-from ._checks import shown, to_float
+from ._checks import check_sequence, shown, to_float
 from .interface import Draft, RowDraft, Target, check_model  # noqa: F401  (importable from here too)
 from .numpy_rows import NumpyRows, sample_index
+from .typical import check_parameter
 
 RULES = ("token", "block", "tree", "typical", "greedy")
 
@@ -83,12 +84,16 @@ def _check(prompt_ids, max_new_tokens, temperature, vocab_size, gamma=1):
         if v < low:
             raise ValueError(f"{name} is {v}, it must be >= {low}")
         to_float(v, name)  # an int too large for a float (10 ** 400) is a ValueError naming it, not a hang
-    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature >= 0:
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
+        raise TypeError(f"temperature must be a number >= 0, got {type(temperature).__name__} {shown(temperature)}")
+    if not temperature >= 0:   # also refuses NaN
         raise ValueError(f"temperature must be a number >= 0, got {shown(temperature)}")
     to_float(temperature, "temperature")
-    ids = list(prompt_ids)
+    ids = check_sequence(prompt_ids, "prompt_ids")   # a str is refused: encode text with target.encode first
     for i, t in enumerate(ids):
-        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 0 <= t < vocab_size:
+        if isinstance(t, bool) or not isinstance(t, numbers.Integral):
+            raise TypeError(f"prompt_ids[{i}] is {t!r}, not a token id (an int in [0, {vocab_size}))")
+        if not 0 <= t < vocab_size:
             raise ValueError(f"prompt_ids[{i}] is {shown(t)}, not a token id in [0, {vocab_size})")
     return [int(t) for t in ids]
 
@@ -102,21 +107,33 @@ def _check_rule(draft, target, verify, temperature, width, eps, delta):
     for name, value, rule in (("width", width, "tree"), ("eps", eps, "typical"), ("delta", delta, "typical")):
         if value is not None and verify != rule:
             raise ValueError(f"{name} is an option of verify={rule!r}, not of verify={verify!r}")
-    if verify == "tree" and width is not None and (isinstance(width, bool) or not isinstance(width, numbers.Integral)
-                                                    or width < 1):
-        raise ValueError(f"width must be an int >= 1, got {width!r}")
     if width is not None:
+        if isinstance(width, bool) or not isinstance(width, numbers.Integral):
+            raise TypeError(f"width must be an int >= 1, got {type(width).__name__} {width!r}")
+        if width < 1:
+            raise ValueError(f"width must be an int >= 1, got {shown(width)}")
         to_float(width, "width")
     check_model(draft, Draft, "draft")
     check_model(target, Target, "target")
     if draft.V != target.V:
         raise ValueError(f"the draft has {draft.V} ids but the target has {target.V}: they must share a vocabulary")
-    return (2 if width is None else int(width)), (rules.TYPICAL_EPS if eps is None else to_float(eps, "eps")), \
-        (rules.TYPICAL_DELTA if delta is None else to_float(delta, "delta"))
+    # eps and delta as typical_verify checks them (a negative eps would accept every draft, silently)
+    return (2 if width is None else int(width)), \
+        (rules.TYPICAL_EPS if eps is None else check_parameter(eps, "eps")), \
+        (rules.TYPICAL_DELTA if delta is None else check_parameter(delta, "delta"))
 
 
 def _rng(rng):
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    """A numpy Generator from a Generator (used as is), a seed NumPy accepts, or None; errors name rng."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, bool) or type(rng).__name__ == "bool_":
+        raise TypeError(f"rng is {rng!r}: pass a numpy Generator, an int seed >= 0 or None, not a bool")
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError) as exc:   # NumPy's own message does not say which argument
+        raise type(exc)(f"rng must be a numpy Generator, an int seed >= 0 or None, got "
+                        f"{type(rng).__name__} {shown(rng)} ({exc})") from None
 
 
 def autoregressive_generate(target, prompt_ids, max_new_tokens, temperature=0.0, rng=None):

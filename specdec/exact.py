@@ -34,6 +34,7 @@ import random
 from fractions import Fraction
 
 from .exact_steps import RULES, STEPS, recursive_rejection_outcomes
+from .typical import check_parameter
 
 
 def toy_model(vocab_size, seed, max_weight=4):
@@ -43,6 +44,9 @@ def toy_model(vocab_size, seed, max_weight=4):
     >>> model(()), model((2,))
     ((Fraction(1, 2), Fraction(0, 1), Fraction(1, 2)), (Fraction(0, 1), Fraction(3, 5), Fraction(2, 5)))
     """
+    # Subtle: with no token or no weight above 0 the row would be redrawn forever: refuse them here.
+    if _count(vocab_size, "vocab_size") < 1 or _count(max_weight, "max_weight") < 1:
+        raise ValueError(f"vocab_size and max_weight must be >= 1, got {vocab_size} and {max_weight}")
     cache = {}
 
     def model(prefix):
@@ -79,13 +83,40 @@ def _rows(model, name, vocab):
 
 
 def _pair(p, q):
+    for name, model in (("p", p), ("q", q)):
+        if not callable(model):
+            raise TypeError(f"{name} must be a function prefix -> row of probabilities, got {type(model).__name__}")
     vocab = []
     return _rows(p, "p", vocab), _rows(q, "q", vocab)
 
 
+# The keyword options each rule takes (see `step_outcomes`).
+OPTIONS = {"token": ("reported",), "block": ("reported",), "block-per-token": ("reported",),
+           "tree": ("width", "replace", "naive"), "typical": ("eps", "delta"), "greedy": (), "token-no-stop": ()}
+
+
+def _options(rule, options):
+    """The rule's name and options, checked: an unknown rule or option, or a bad value, names itself."""
+    if rule not in STEPS:
+        raise ValueError(f"rule is {rule!r}; choose one of {', '.join(RULES)}")
+    for name, value in options.items():
+        if name not in OPTIONS[rule]:
+            takes = ", ".join(OPTIONS[rule]) or "no options"
+            raise TypeError(f"{name} is not an option of rule {rule!r} (it takes {takes})")
+        if name in ("replace", "naive") and type(value).__name__ not in ("bool", "bool_"):   # NumPy bools too
+            raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+        if name == "width" and _count(value, "width") < 1:
+            raise ValueError(f"width must be an int >= 1, got {value}")
+        if name in ("eps", "delta"):
+            check_parameter(value, name)
+    return STEPS[rule]
+
+
 # ---- the public functions -----------------------------------------------------------------------------------
 def _count(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int >= 0, got {type(value).__name__} {value!r}")
+    if value < 0:
         raise ValueError(f"{name} must be an int >= 0, got {value!r}")
     return int(value)
 
@@ -100,10 +131,8 @@ def step_outcomes(p, q, gamma, rule="token", prefix=(), **options):
     >>> step_outcomes(lambda s: (F(1, 2), F(1, 2)), lambda s: (F(1), F(0)), 1, "token")  # draft 0, kept w.p. 1/2
     {(1, (0, 0)): Fraction(1, 4), (1, (0, 1)): Fraction(1, 4), (0, (1,)): Fraction(1, 2)}
     """
-    if rule not in STEPS:
-        raise ValueError(f"rule is {rule!r}; choose one of {', '.join(RULES)}")
-    out = {}
-    for prob, n, block in STEPS[rule](*_pair(p, q), _count(gamma, "gamma"), tuple(prefix), **options):
+    step, out = _options(rule, options), {}
+    for prob, n, block in step(*_pair(p, q), _count(gamma, "gamma"), tuple(prefix), **options):
         out[n, block] = out.get((n, block), 0) + prob
     return out
 
@@ -115,9 +144,7 @@ def expected_accepted(p, q, gamma, rule="token", prefix=(), **options):
 
 def emitted_distribution(p, q, n, gamma, rule="token", prefix=(), **options):
     """{first n generated tokens: probability} of speculative generation repeated step after step."""
-    if rule not in STEPS:
-        raise ValueError(f"rule is {rule!r}; choose one of {', '.join(RULES)}")
-    n, gamma, step = _count(n, "n"), _count(gamma, "gamma"), STEPS[rule]
+    n, gamma, step = _count(n, "n"), _count(gamma, "gamma"), _options(rule, options)
     (p, q), steps, out = _pair(p, q), {}, {}
 
     def go(s, prob):
@@ -154,8 +181,11 @@ def multi_draft_distribution(p, q, k, replace=False, naive=False):
     >>> multi_draft_distribution(p, q, 2, naive=True)              # 0 is kept w.p. 1/2 + 1/2 * 2/3, not 2/3
     [Fraction(5, 6), Fraction(0, 1), Fraction(1, 6)]
     """
+    p_row, q_row = list(p), list(q)
+    p, q = (row(()) for row in _pair(lambda s: p_row, lambda s: q_row))   # checked: one vocabulary, sums of 1
+    _options("tree", {"replace": replace, "naive": naive})
     out = [Fraction(0)] * len(p)
-    for prob, _, y in recursive_rejection_outcomes(list(p), list(q), _count(k, "k"), replace, naive):
+    for prob, _, y in recursive_rejection_outcomes(p, q, _count(k, "k"), replace, naive):
         out[y] += prob
     return out
 

@@ -110,6 +110,7 @@ def draw_candidates(q, k, rng=None, replace=False):
         raise TypeError(f"k must be an int, got {type(k).__name__}")
     if not 0 <= k <= MAX_CANDIDATES:
         raise ValueError(f"k is {shown(k)}; it must be in [0, {MAX_CANDIDATES}]")
+    _check_replace(replace)
     rng, row, out = make_rng(rng), check_row(q, "q"), []
     for _ in range(k):
         if not replace and not any(v > 0 for v in row):
@@ -119,6 +120,13 @@ def draw_candidates(q, k, rng=None, replace=False):
         if not replace:
             row[x] = 0.0
     return out
+
+
+def _check_replace(replace):
+    # Subtle: any truthy value ("no", 0.5) would silently switch to i.i.d. draws, another law for q_j.
+    if type(replace).__name__ not in ("bool", "bool_"):   # Python's bool or NumPy's (numpy.bool_, numpy.bool)
+        raise TypeError(f"replace must be True (i.i.d. draws) or False (without replacement), got "
+                        f"{type(replace).__name__} {replace!r}")
 
 
 def children_by_row(parents):
@@ -182,6 +190,7 @@ def verify_tree(tokens, parents, draft_probs, target_probs, rng=None, replace=Fa
     ...             [[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]], rng=0)   # p(1) = 0: rejected; 0 is accepted surely
     {'accepted_tokens': [0], 'accepted_nodes': [1], 'bonus_token': 1, 'acceptance_count': 1}
     """
+    _check_replace(replace)
     tokens = check_sequence(tokens, "tokens")
     parents = check_sequence(parents, "parents")
     draft_probs, target_probs = check_sequence(draft_probs, "draft_probs"), check_sequence(target_probs, "target_probs")

@@ -41,15 +41,18 @@ def greedy_verify(draft_tokens, target_probs):
     return {"accepted_tokens": tokens[:n], "bonus_token": bonus, "acceptance_count": n}
 
 
-def _check_parameter(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+def check_parameter(value, name):
+    """eps or delta as a float: a real number (TypeError otherwise, as for every wrong type), >= 0, not NaN."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number >= 0, got {type(value).__name__} {shown(value)}")
+    if not value >= 0:   # also refuses NaN
         raise ValueError(f"{name} must be a number >= 0, got {shown(value)}")
     return to_float(value, name)
 
 
 def typical_verify(draft_tokens, target_probs, eps=TYPICAL_EPS, delta=TYPICAL_DELTA):
     """Typical acceptance of a draft of K tokens against K or K + 1 target rows; the graded function's dict."""
-    eps, delta = _check_parameter(eps, "eps"), _check_parameter(delta, "delta")
+    eps, delta = check_parameter(eps, "eps"), check_parameter(delta, "delta")
     tokens, p = check_scored(draft_tokens, target_probs)
     n, bonus = typical_rule(tokens, p, eps, delta)
     return {"accepted_tokens": tokens[:n], "bonus_token": bonus, "acceptance_count": n}

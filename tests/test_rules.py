@@ -97,10 +97,11 @@ def test_greedy_and_typical_validation_names_the_argument(args, error, match):
             function(*args)
 
 
-@pytest.mark.parametrize("bad", [-0.1, float("nan"), "0.09", True])
-def test_typical_parameters_are_checked(bad):
+@pytest.mark.parametrize("bad, error", [(-0.1, ValueError), (float("nan"), ValueError), ("0.09", TypeError),
+                                        (True, TypeError)])
+def test_typical_parameters_are_checked(bad, error):
     for name in ("eps", "delta"):
-        with pytest.raises(ValueError, match=f"{name} must be a number >= 0"):
+        with pytest.raises(error, match=f"{name} must be a number >= 0"):
             typical_verify([0], [[0.5, 0.5]], **{name: bad})
 
 
