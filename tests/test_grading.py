@@ -158,7 +158,9 @@ def test_ex04s_signatures_stay_distinct_for_a_secret_seed():  # ex06's: tests/te
     ex = exercise("ex04")
     sigs = signatures(ex, 31337, ex.cases(31337))
     assert all(sigs.values()) and len(set(sigs.values())) == len(sigs)
-    assert sigs["late_correction_from_p"] == {"steps after the first: joint law"}
+    # the joint law catches it; so does any case where a later rejection's token from p is impossible
+    assert "steps after the first: joint law" in sigs["late_correction_from_p"] <= {"steps after the first: joint law",
+                                                                                   "mean accepted drafts"}
 
 
 def test_good_files_in_the_catalogue_pass_independently(graded):

@@ -86,21 +86,22 @@ def _same_seed_case(func, rng, kind, tokens, q, p, pairs=8):
     return Case(kind.name, kind.points, func, NAMES, calls, judge, True, kind.hint, echo_args=False)
 
 
-def shape(func):
-    """A kind's make(): one seeded call on a random draft (K = 3, 5 tokens) must give a well-formed dict."""
+def shape(func, possible=None):
+    """A kind's make(): one seeded call on a random draft (K = 3, 5 tokens) must give a well-formed dict
+    that the rule can give on that draft (`possible`, see `stats.outputs`)."""
     def make(rng, kind):
         q, p = [smooth_row(rng, 5) for _ in range(3)], [smooth_row(rng, 5) for _ in range(4)]
         tokens = [rng.choices(range(5), weights=row)[0] for row in q]
-        return _shape_case(func, rng, kind, tokens, q, p)
+        return _shape_case(func, rng, kind, tokens, q, p, possible)
     return make
 
 
-def _shape_case(func, rng, kind, tokens, q, p):
+def _shape_case(func, rng, kind, tokens, q, p, possible=None):
     """A well-formed dict: a prefix of the draft, a replacement token after a rejection, ids in range."""
     calls = ({"args": [tokens, q, p, {"$rng": rng.randrange(2 ** 31)}]},)
 
     def check(value):
-        problem = stats.outputs({"results": [{"value": value}]}, calls, len(p[0]), replayed=False)[1]
+        problem = stats.outputs({"results": [{"value": value}]}, calls, len(p[0]), False, possible)[1]
         return not problem, problem.replace("call 1 of 1: ", "")
     return Case(kind.name, kind.points, func, NAMES, calls, value_judge(check, calls, NAMES), True, kind.hint)
 
@@ -155,12 +156,12 @@ def separates(law, wrong_laws, off, either, n=N):
     return True
 
 
-def law_case(kind, func, rng, rows, reference, mistakes, off, either=frozenset(), joint=True, n=N):
+def law_case(kind, func, rng, rows, reference, mistakes, off, either=frozenset(), joint=True, n=N, possible=None):
     """Redraw (K, q, p) = rows(rng) until the exact law separates the mistakes (`separates`); build the case.
 
     reference(q, p, K) and every value of `mistakes` ({name: function (q, p, K)}) give the law
     {(n kept, emitted block): probability} on rows of Fractions. joint: the case judges that law;
-    else only the law of the number of tokens kept.
+    else only the law of the number of tokens kept. possible: see `stats.outputs`.
     """
     project = (lambda law: law) if joint else kept
     while True:
@@ -174,10 +175,11 @@ def law_case(kind, func, rng, rows, reference, mistakes, off, either=frozenset()
     if joint:
         outcome = lambda v: (v["acceptance_count"], tuple(v["accepted_tokens"] + [v["bonus_token"]]))
         describe = lambda o: f"kept {o[0]}, emitted {list(o[1])}"
-        judge = stats.law_judge(calls, law, len(p[0]), outcome, "the law of (tokens kept, emitted block)", describe)
+        judge = stats.law_judge(calls, law, len(p[0]), outcome, "the law of (tokens kept, emitted block)", describe,
+                                possible)
     else:
         judge = stats.law_judge(calls, law, len(p[0]), lambda v: v["acceptance_count"],
-                                "the law of the number of tokens kept", lambda n: f"keeping {n} tokens")
+                                "the law of the number of tokens kept", lambda n: f"keeping {n} tokens", possible)
     return statistical(kind, func, calls, judge)
 
 

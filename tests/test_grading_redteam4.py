@@ -1,0 +1,139 @@
+"""The grader against the fourth red team: attacks that worked on the grader after three rounds, and their classes.
+
+- the case's place (tests/submissions/ex02/hostile_case_by_place.py): the case list is public and was sent
+  in order, each request under its place as id, so a file could tell which case it answered without
+  reading its inputs (count its calls, or read the request from the worker it shares a process with) and
+  raise ValueError exactly where the bad-input cases sit: 19/100 on ex02 with no code and any --seed.
+  Now the cases go in a secret random order under random ids (`session._in_secret_order`).
+- hidden inputs that no seed changes: ex03's two rounding cases were fixed rows, so a table of the shipped
+  cases took their 10 points (65/100 with the public examples) under any --seed. Now drawn from the seed;
+  only inputs with one possible value stay fixed (`FIXED_BY_NATURE`).
+- outputs impossible for their inputs (tests/submissions/ex04/hostile_never_verifies.py): a sampler that
+  never verifies and emits a sample of p's first row gets the first token's law exactly right, and the
+  statistical and shape cases judged counts and form only: 55/100 on ex04. Now every output of those
+  cases must have probability > 0 for its own call (`stats.outputs` with the exercise's exact `possible`).
+"""
+
+import itertools
+import os
+import random
+from fractions import Fraction
+
+import pytest
+
+from specdec.exact import step_outcomes
+from specdec.grading import check, ex04, ex06, grade_file, session
+from specdec.grading.cases import dyadic_row
+from specdec.grading.registry import exercise
+from specdec.grading.sandbox import bwrap_problem
+from specdec.sampling import speculative_sample
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUBS = os.path.join(ROOT, "tests", "submissions")
+NEEDS_BWRAP = pytest.mark.skipif(bool(bwrap_problem()), reason=f"no sandbox here: {bwrap_problem()}")
+OPTIONS = {"timeout": 5.0, "max_seconds": 40.0, "mode": "bwrap", "seed": 314159}
+
+
+# ---- the case's place ------------------------------------------------------------------------------------------
+SPY = '''
+import sys
+_calls = [0]
+
+def spy(x):
+    """(how many calls so far, the id of the request the worker is answering), read from the worker's frames."""
+    _calls[0] += 1
+    frame = sys._getframe(1)
+    while "request" not in frame.f_locals:
+        frame = frame.f_back
+    return [_calls[0], frame.f_locals["request"]["id"]]
+'''
+
+
+def test_a_file_cannot_learn_a_cases_place_from_its_call_count_or_its_request(tmp_path):
+    path = tmp_path / "spy.py"
+    path.write_text(SPY)
+    n = 40
+    requests = [{"id": i, "func": "spy", "calls": [{"args": [i]}]} for i in range(n)]
+    outcomes = session.run(str(path), "spy.py", ["spy"], requests, "process").outcomes
+    seen = [o["results"][0]["value"] for o in outcomes]  # case i: [its place in the sandbox, the id it saw]
+    places, ids = [s[0] for s in seen], [s[1] for s in seen]
+    assert sorted(places) == list(range(1, n + 1))      # every case ran once ...
+    assert places != list(range(1, n + 1))              # ... not in the list's order (chance 1/40!)
+    assert len(set(ids)) == n and not set(ids) & set(range(n))  # ids that are not places (chance ~40 * 2^-47)
+
+
+@NEEDS_BWRAP
+def test_raising_only_at_the_bad_input_cases_places_earns_nothing():
+    report = grade_file(os.path.join(SUBS, "ex02", "hostile_case_by_place.py"), "ex02", **OPTIONS)
+    assert (report.score, report.status) == (0, "failed")  # 19/100 before
+    assert all(not c.passed for c in report.cases)
+
+
+# ---- hidden cases that do not change with the seed --------------------------------------------------------------
+# Inputs with one to five possible values (an empty draft and no rows; one token; alpha 1 with gamma 0; empty
+# logits; alpha nan): a seed may give the shipped one, and a table of them holds only what a one-line answer says.
+FIXED_BY_NATURE = {"ex01": {"K = 0, no rows"}, "ex02": {"empty logits raises"}, "ex03": {"one-token vocabulary"},
+                   "ex04": {"K = 0, no rows"}, "ex06": {"K = 0, no rows"},
+                   "ex05": {"beta: one token", "E[tokens]: alpha 1, gamma 0", "E[tokens]: alpha nan raises"}}
+
+
+@pytest.mark.parametrize("name", sorted(FIXED_BY_NATURE))
+def test_a_secret_seed_changes_every_hidden_input_that_can_change(name):
+    """ex03's two rounding cases were fixed rows: a table of the shipped cases took 65/100 there under any --seed."""
+    ex = exercise(name)
+    shipped = {c.name: c.calls for c in ex.cases(0) if c.hidden}
+    for seed in (OPTIONS["seed"], 2):
+        same = {c.name for c in ex.cases(seed) if c.hidden and c.calls == shipped[c.name]}
+        assert same <= FIXED_BY_NATURE[name], seed
+
+
+# ---- outputs impossible for their inputs ------------------------------------------------------------------------
+def _support(rule, q, p, k):
+    """{(n kept, emitted block)} with probability > 0, from specdec.exact's enumeration (independent of the grader)."""
+    law = step_outcomes(lambda s: p[len(s)], lambda s: q[len(s)], k, rule)
+    return {key for key, prob in law.items() if prob > 0}
+
+
+@pytest.mark.parametrize("module, rule", [(ex04, "token"), (ex06, "block")])
+def test_possible_outputs_are_exactly_the_support_of_the_rules_law(module, rule):
+    """Over every draft of q, the outputs `possible` allows are the outcomes of positive probability of the
+    reference enumeration: nothing a correct sampler can give is refused, nothing it cannot is allowed."""
+    rng = random.Random(4)
+    for _ in range(30):
+        k, vocab = rng.randint(1, 3), rng.randint(2, 3)
+        q = [dyadic_row(rng, vocab, total=8, denominator=8) for _ in range(k)]
+        p = [dyadic_row(rng, vocab, total=8, denominator=8) for _ in range(k + 1)]   # zeros and ties included
+        allowed = set()
+        for tokens in itertools.product(*[[x for x in range(vocab) if q[i][x] > 0] for i in range(k)]):
+            allowed |= {(n, tuple(tokens[:n]) + (y,)) for n, y in module.possible(list(tokens), q, p)}
+        exact_q, exact_p = [[Fraction(v) for v in row] for row in q], [[Fraction(v) for v in row] for row in p]
+        assert allowed == _support(rule, exact_q, exact_p, k), (q, p)
+
+
+def _never_verifies(draft_tokens, draft_probs, target_probs, rng):
+    """The hostile file's function: emit a sample of target_probs[0], keep nothing."""
+    row, cut, total = target_probs[0], rng.random(), 0.0
+    for j, w in enumerate(row):
+        total += w
+        if w > 0 and cut < total:
+            return {"accepted_tokens": [], "bonus_token": j, "acceptance_count": 0}
+    return {"accepted_tokens": [], "bonus_token": max(j for j, w in enumerate(row) if w > 0), "acceptance_count": 0}
+
+
+def test_a_sampler_that_never_verifies_fails_the_statistical_cases_on_impossible_outputs():
+    report = check(_never_verifies, exercise="ex04", quiet=True)
+    by_name = {c.name: c for c in report.cases}
+    first = by_name["first token ~ p"]  # its law is exactly p: passed on counts alone
+    assert not first.passed and "has probability 0 for this call's inputs" in first.message
+    assert all(not c.passed for c in report.cases if c.name in ("mean accepted drafts", "bonus ~ p_K"))
+    assert check(speculative_sample, exercise="ex04", quiet=True).score == 100  # the reference loses nothing
+
+
+@NEEDS_BWRAP
+@pytest.mark.slow
+def test_the_never_verifying_file_keeps_only_what_its_outputs_get_right():
+    report = grade_file(os.path.join(SUBS, "ex04", "hostile_never_verifies.py"), "ex04", **OPTIONS)
+    passed = {c.name for c in report.cases if c.passed}
+    assert not passed & {"first token ~ p", "shape on a random draft", "mean accepted drafts", "bonus ~ p_K",
+                         "steps after the first: joint law"}   # first token ~ p and the shape: 14 points before
+    assert report.score == 41 and report.status == "failed"
