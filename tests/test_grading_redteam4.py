@@ -5,6 +5,8 @@
   reading its inputs (count its calls, or read the request from the worker it shares a process with) and
   raise ValueError exactly where the bad-input cases sit: 19/100 on ex02 with no code and any --seed.
   Now the cases go in a secret random order under random ids (`session._in_secret_order`).
+- the plain-Python bonus for a non-solution (tests/submissions/ex01/hostile_constant_answer.py): +10 for any
+  score above 0, so a constant answer took 2/100 (+10 bonus). Now the bonus is a tenth of the score, rounded.
 - hidden inputs that no seed changes: ex03's two rounding cases were fixed rows, so a table of the shipped
   cases took their 10 points (65/100 with the public examples) under any --seed. Now drawn from the seed;
   only inputs with one possible value stay fixed (`FIXED_BY_NATURE`).
@@ -15,6 +17,7 @@
 """
 
 import itertools
+import json
 import os
 import random
 from fractions import Fraction
@@ -25,6 +28,7 @@ from specdec.exact import step_outcomes
 from specdec.grading import check, ex04, ex06, grade_file, session
 from specdec.grading.cases import dyadic_row
 from specdec.grading.registry import exercise
+from specdec.grading.report import CaseResult, Report
 from specdec.grading.sandbox import bwrap_problem
 from specdec.sampling import speculative_sample
 
@@ -69,6 +73,23 @@ def test_raising_only_at_the_bad_input_cases_places_earns_nothing():
     assert all(not c.passed for c in report.cases)
 
 
+# ---- the plain-Python bonus -------------------------------------------------------------------------------------
+def test_the_bonus_is_a_tenth_of_the_score_rounded_half_up():
+    def report(score):
+        cases = [CaseResult("a", False, score, True), CaseResult("b", False, 100 - score, False)]
+        return Report("ex01", "t", cases, 100, bonus_points=10, plain_python=True)
+    # 4 -> 0.4, 5 -> 0.5 (up), 84 -> 8.4, 85 -> 8.5 (up), 94 -> 9.4, 95 -> 9.5 (up)
+    assert [report(s).bonus for s in (0, 4, 5, 50, 84, 85, 94, 95, 100)] == [0, 0, 1, 5, 8, 9, 9, 10, 10]
+    assert Report("ex01", "t", [CaseResult("a", False, 100, True)], 100, 10, plain_python=False).bonus == 0
+
+
+@NEEDS_BWRAP
+def test_a_constant_answer_earns_no_bonus():
+    report = grade_file(os.path.join(SUBS, "ex01", "hostile_constant_answer.py"), "ex01", **OPTIONS)
+    assert report.plain_python is True and 0 < report.score <= 4 and report.bonus == 0  # (+10 bonus) before
+    assert report.bonus_note.endswith("(the bonus is a tenth of the score, rounded: 0 here)")
+
+
 # ---- hidden cases that do not change with the seed --------------------------------------------------------------
 # Inputs with one to five possible values (an empty draft and no rows; one token; alpha 1 with gamma 0; empty
 # logits; alpha nan): a seed may give the shipped one, and a table of them holds only what a one-line answer says.
@@ -85,6 +106,21 @@ def test_a_secret_seed_changes_every_hidden_input_that_can_change(name):
     for seed in (OPTIONS["seed"], 2):
         same = {c.name for c in ex.cases(seed) if c.hidden and c.calls == shipped[c.name]}
         assert same <= FIXED_BY_NATURE[name], seed
+
+
+def test_a_table_of_ex03s_shipped_cases_no_longer_answers_its_rounding_cases_under_a_secret_seed():
+    table = {json.dumps(c.calls[0]["args"]): c.expected for c in exercise("ex03").cases(0)}
+
+    def residual_distribution(p, q):
+        answer = table.get(json.dumps([list(p), list(q)]))
+        if answer is None or answer == "raises ValueError":
+            raise ValueError("not in the table")
+        return eval(answer)
+
+    for seed in (OPTIONS["seed"], 2, 3):
+        report = check(residual_distribution, exercise="ex03", quiet=True, seed=seed)
+        passed = {c.name for c in report.cases if c.passed}
+        assert not passed & {"rounding: no mass", "rounding: tiny mass"} and report.score < 65, seed  # 65 before
 
 
 # ---- outputs impossible for their inputs ------------------------------------------------------------------------

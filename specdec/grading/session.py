@@ -174,7 +174,8 @@ def _replay(spawn, config, requests, result, replays, timeout, end, max_seconds)
         replay.fail(result.outcomes, batches, f"the submission's total time ({max_seconds:g} s) ran out")
         return
     replies = [None] * len(batches)
-    load_error = _in_secret_order(spawn, config, [r for r, _ in batches], replies, result, timeout, end, max_seconds)
+    # In the order replay.plan drew (already secret): the first batch's problem is the one that happened first.
+    load_error = _exchange(spawn, config, [r for r, _ in batches], replies, result, timeout, end, max_seconds)
     if isinstance(load_error, dict):
         text = load_error["message"] if load_error.get("type") in ("load", "missing") else \
             f"{load_error.get('type')}: {load_error.get('message')}"
