@@ -5,6 +5,13 @@
   reading its inputs (count its calls, or read the request from the worker it shares a process with) and
   raise ValueError exactly where the bad-input cases sit: 19/100 on ex02 with no code and any --seed.
   Now the cases go in a secret random order under random ids (`session._in_secret_order`).
+- bad-input cases told apart by their size (tests/submissions/ex04/hostile_bad_input_by_size.py): every one of
+  ex04's and ex06's was K = 2 over two tokens, which no valid case was: raising there took 11/100 on ex04 with
+  no check. Now each is the shape case's twin but for its fault (`samplers.invalid`); ex01's vary as its valid
+  cases do.
+- magic options in an HONEST notebook (tests/submissions/ex02/good_timeit_options.ipynb): the grader's IPython
+  stand-in ran `%timeit -n 10 -r 2 stmt` as the code `n 10 -r 2 stmt` (a SyntaxError: the file could not be
+  graded, 0/100) and skipped `%%timeit`'s setup line. Now options are read as IPython reads them.
 - the plain-Python bonus for a non-solution (tests/submissions/ex01/hostile_constant_answer.py): +10 for any
   score above 0, so a constant answer took 2/100 (+10 bonus). Now the bonus is a tenth of the score, rounded.
 - hidden inputs that no seed changes: ex03's two rounding cases were fixed rows, so a table of the shipped
@@ -27,6 +34,7 @@ import pytest
 from specdec.exact import step_outcomes
 from specdec.grading import check, ex04, ex06, grade_file, session
 from specdec.grading.cases import dyadic_row
+from specdec.grading.notebook import notebook_to_script
 from specdec.grading.registry import exercise
 from specdec.grading.report import CaseResult, Report
 from specdec.grading.sandbox import bwrap_problem
@@ -71,6 +79,28 @@ def test_raising_only_at_the_bad_input_cases_places_earns_nothing():
     report = grade_file(os.path.join(SUBS, "ex02", "hostile_case_by_place.py"), "ex02", **OPTIONS)
     assert (report.score, report.status) == (0, "failed")  # 19/100 before
     assert all(not c.passed for c in report.cases)
+
+
+# ---- notebooks: IPython's magic options --------------------------------------------------------------------------
+@pytest.mark.parametrize("magic, expected", [
+    ("%timeit -n 10 -r 2 f([1.0, -2.0])", "f([1.0, -2.0])"),   # options with a value, as separate words
+    ("%timeit -n10 -qo f(x)", "f(x)"),                         # a value in the word; flags run together
+    ("%prun -s cumulative -l 5 -q f()", "f()"),
+    ("%time f(-1)", "f(-1)"),                                   # no options: a minus sign stays code
+])
+def test_a_magics_options_are_not_run_as_code(magic, expected):
+    """`%timeit -n 10 stmt` ran as `n 10 stmt`: a SyntaxError, so an honest notebook could not be graded (0)."""
+    script, _ = notebook_to_script(json.dumps({"cells": [{"cell_type": "code", "source": magic}]}))
+    ran = []
+    namespace = {"f": lambda *args: ran.append(args), "x": 0}
+    exec(script, namespace)
+    assert ran == [eval(expected, {"f": lambda *args: args, "x": 0})]
+
+
+@NEEDS_BWRAP
+def test_an_honest_notebook_timing_with_options_gets_full_marks():
+    report = grade_file(os.path.join(SUBS, "ex02", "good_timeit_options.ipynb"), "ex02", **OPTIONS)
+    assert (report.error, report.score, report.status) == ("", 100, "passed")  # cannot grade (0) before
 
 
 # ---- the plain-Python bonus -------------------------------------------------------------------------------------
@@ -121,6 +151,33 @@ def test_a_table_of_ex03s_shipped_cases_no_longer_answers_its_rounding_cases_und
         report = check(residual_distribution, exercise="ex03", quiet=True, seed=seed)
         passed = {c.name for c in report.cases if c.passed}
         assert not passed & {"rounding: no mass", "rounding: tiny mass"} and report.score < 65, seed  # 65 before
+
+
+# ---- bad-input cases told apart by their size ------------------------------------------------------------------
+def _by_size(draft_tokens, draft_probs, target_probs, rng_or_samples):
+    """The hostile file's rule: raise at K = 2 over two tokens (where every bad-input case of ex04 and ex06 was)."""
+    rows = draft_probs or target_probs
+    if len(draft_tokens) == 2 and rows and len(rows[0]) == 2:
+        raise ValueError("bad input (or so its size says)")
+    return None
+
+
+@pytest.mark.parametrize("name", ["ex04", "ex06"])
+def test_a_bad_input_case_is_the_shape_cases_twin_but_for_its_fault(name):
+    for seed in (0, OPTIONS["seed"]):
+        cases = exercise(name).cases(seed)
+        shape = next(c for c in cases if c.name.startswith("shape on a random"))
+        tokens, q, p, _ = shape.calls[0]["args"]
+        for case in (c for c in cases if c.expected == "raises ValueError"):
+            bad_tokens, bad_q, bad_p, _ = case.calls[0]["args"]
+            assert len(bad_tokens) == len(tokens) and {len(r) for r in bad_q + bad_p} == {len(p[0])}, case.name
+    assert check(_by_size, exercise=name, quiet=True, seed=OPTIONS["seed"]).score == 0   # 11 (ex04), 9 (ex06) before
+
+
+@NEEDS_BWRAP
+def test_raising_at_the_bad_input_cases_size_earns_nothing():
+    report = grade_file(os.path.join(SUBS, "ex04", "hostile_bad_input_by_size.py"), "ex04", **OPTIONS)
+    assert (report.score, report.status) == (0, "failed")  # 11/100 before
 
 
 # ---- outputs impossible for their inputs ------------------------------------------------------------------------

@@ -51,8 +51,8 @@ def check(*functions, exercise=None, quiet=None, seed=0):
     outcomes = [inprocess.run_case(table, case, learner=True) for case in cases]
     report = verdict.build(ex, seed, cases, outcomes, sandbox="in-process")
     if ex.bonus:
-        report.bonus_note = (f"plain-Python bonus (up to +{ex.bonus}): decided by `python -m specdec.grade`, which "
-                             "runs your file in a sandbox without NumPy")
+        report.bonus_note = (f"plain-Python bonus (+{ex.bonus}): decided by `python -m specdec.grade`, which runs "
+                             "your file in a sandbox without NumPy")
     if quiet is False or (quiet is None and not _in_jupyter()):
         print(report.table())
     return report

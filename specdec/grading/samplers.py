@@ -184,15 +184,23 @@ def law_case(kind, func, rng, rows, reference, mistakes, off, either=frozenset()
 
 
 def invalid(func, reference, which):
-    """A kind's make(): K = 2 over two tokens, broken in one way (which: the argument at fault, or "q")."""
+    """A kind's make(): the shape case's draw (`shape`), broken in one way (which: the argument at fault, or "q").
+
+    Subtle: a bad-input case is a valid case's twin but for its fault. When they were K = 2 over two
+    tokens, a size no valid case had, "raise ValueError at K = 2 over two tokens" took every bad-input
+    case's points with no check at all (11/100 on ex04, red team 4); now whatever sets them apart but
+    the fault also fires on the shape case, where raising voids them (`verdict.indiscriminate`).
+    """
     def make(rng, kind):
-        q, p = [dyadic_row(rng, 2, positive=[0, 1]) for _ in range(2)], [dyadic_row(rng, 2) for _ in range(3)]
-        tokens = [rng.randrange(2), rng.randrange(2)]
+        q, p = [smooth_row(rng, 5) for _ in range(3)], [smooth_row(rng, 5) for _ in range(4)]
+        tokens = [rng.choices(range(5), weights=row)[0] for row in q]
         if which == "draft_probs":
-            q = q[:1]
+            q = q[:rng.randrange(1, 3)]
         elif which == "target_probs":
-            p = p[:1]
-        else:
-            q[1] = one_hot(2, 1 - tokens[1])
+            p = p[:rng.randrange(1, 3)]
+        else:  # q_i(x_i) = 0: the draft proposed a token it gives probability 0
+            i = rng.randrange(3)
+            rest = sum(v for y, v in enumerate(q[i]) if y != tokens[i])
+            q[i] = [0.0 if y == tokens[i] else v / rest for y, v in enumerate(q[i])]
         return exact(func, reference, kind.name, kind.points, tokens, q, p, hint=kind.hint)
     return make
