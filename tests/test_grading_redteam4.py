@@ -7,8 +7,8 @@
   Now the cases go in a secret random order under random ids (`session._in_secret_order`).
 - bad-input cases told apart by their size (tests/submissions/ex04/hostile_bad_input_by_size.py): every one of
   ex04's and ex06's was K = 2 over two tokens, which no valid case was: raising there took 11/100 on ex04 with
-  no check. Now each is the shape case's twin but for its fault (`samplers.invalid`); ex01's vary as its valid
-  cases do.
+  no check (ex05's beta ones, the only unequal rows of k/32: 8/100). Now each is a valid case's twin but for its
+  fault (`samplers.invalid`, ex05's 20-token case); ex01's vary in size as its valid cases do.
 - magic options in an HONEST notebook (tests/submissions/ex02/good_timeit_options.ipynb): the grader's IPython
   stand-in ran `%timeit -n 10 -r 2 stmt` as the code `n 10 -r 2 stmt` (a SyntaxError: the file could not be
   graded, 0/100) and skipped `%%timeit`'s setup line. Now options are read as IPython reads them.
@@ -172,6 +172,26 @@ def test_a_bad_input_case_is_the_shape_cases_twin_but_for_its_fault(name):
             bad_tokens, bad_q, bad_p, _ = case.calls[0]["args"]
             assert len(bad_tokens) == len(tokens) and {len(r) for r in bad_q + bad_p} == {len(p[0])}, case.name
     assert check(_by_size, exercise=name, quiet=True, seed=OPTIONS["seed"]).score == 0   # 11 (ex04), 9 (ex06) before
+
+
+def acceptance_rate(p, q):
+    """ex05's fingerprint: raise on unequal rows of k/32 (where both of beta's bad-input cases were)."""
+    if p != q and all(v * 32 == int(v * 32) for v in list(p) + list(q)) and len(p) > 2:
+        raise ValueError("bad input (or so its look says)")
+    return None
+
+
+def expected_tokens_per_step(alpha, gamma):
+    return None
+
+
+def test_betas_bad_input_cases_are_the_20_token_cases_twins():
+    cases = {c.name: c for c in exercise("ex05").cases(OPTIONS["seed"])}
+    for name in ("beta: length mismatch raises", "beta: not a distribution raises"):
+        p, q = cases[name].calls[0]["args"]
+        assert len(p) == 20 and len(q) in (19, 20, 21) and any(v * 32 != int(v * 32) for v in p + q)
+    assert check(acceptance_rate, expected_tokens_per_step, exercise="ex05", quiet=True,
+                 seed=OPTIONS["seed"]).score == 0  # 8/100 before
 
 
 @NEEDS_BWRAP
