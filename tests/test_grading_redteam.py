@@ -134,7 +134,10 @@ def test_a_file_that_hands_out_quotas_instead_of_sampling_fails_every_statistica
     lost = {c.name: c.message for c in report.cases if not c.passed}
     assert set(lost) == set(statistical) and report.score == 100 - sum(statistical.values())  # its exact cases are right
     assert all(m.startswith(replay.MESSAGE) for m in lost.values())
-    assert report.diagnosis == f"Every failed case: {replay.MESSAGE}."
+    # Since red team 4 "same seed, same result" is replayed too: the failed cases are those of a sampler on the
+    # module-level generator, and the diagnosis says so.
+    cause = next(m.cause for m in exercise("ex04").mistakes if m.name == "module_random")
+    assert report.diagnosis == f"Most likely cause: {cause}."
 
 
 @pytest.mark.parametrize("body, replayed", [
@@ -155,7 +158,7 @@ def test_replayed_calls_must_give_the_same_outputs_in_a_fresh_process(tmp_path, 
 
 
 def test_a_statistical_cases_seeds_do_not_give_away_a_calls_place_in_the_batch():
-    for case in (c for c in exercise("ex04").cases(0) if c.replay):
+    for case in (c for c in exercise("ex04").cases(0) if c.replay and c.name != "same seed, same result"):  # pairs
         seeds = [call["args"][3]["$rng"] for call in case.calls]
         # Consecutive seeds would: seed mod N would be each call's place, and quotas keyed on it replay perfectly.
         assert len(set(seeds)) == len(seeds) and len({s % len(seeds) for s in seeds}) < 0.7 * len(seeds)

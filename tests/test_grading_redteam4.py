@@ -17,6 +17,9 @@
 - hidden inputs that no seed changes: ex03's two rounding cases were fixed rows, so a table of the shipped
   cases took their 10 points (65/100 with the public examples) under any --seed. Now drawn from the seed;
   only inputs with one possible value stay fixed (`FIXED_BY_NATURE`).
+- a memo that makes a same-seed pair agree (tests/submissions/ex04/hostile_memo_same_seed.py): a sampler on the
+  module-level random that returns the first call's answer to the second call of a pair (same inputs, same rng
+  state) passed "same seed, same result" (6 points). Now that case is replayed too, with other module seeds.
 - outputs impossible for their inputs (tests/submissions/ex04/hostile_never_verifies.py): a sampler that
   never verifies and emits a sample of p's first row gets the first token's law exactly right, and the
   statistical and shape cases judged counts and form only: 55/100 on ex04. Now every output of those
@@ -32,7 +35,7 @@ from fractions import Fraction
 import pytest
 
 from specdec.exact import step_outcomes
-from specdec.grading import check, ex04, ex06, grade_file, session
+from specdec.grading import check, ex04, ex06, grade_file, replay, session
 from specdec.grading.cases import dyadic_row
 from specdec.grading.notebook import notebook_to_script
 from specdec.grading.registry import exercise
@@ -198,6 +201,17 @@ def test_betas_bad_input_cases_are_the_20_token_cases_twins():
 def test_raising_at_the_bad_input_cases_size_earns_nothing():
     report = grade_file(os.path.join(SUBS, "ex04", "hostile_bad_input_by_size.py"), "ex04", **OPTIONS)
     assert (report.score, report.status) == (0, "failed")  # 11/100 before
+
+
+# ---- a memo that makes a same-seed pair agree ---------------------------------------------------------------------
+@NEEDS_BWRAP
+@pytest.mark.slow
+def test_a_memo_keyed_on_the_rngs_state_no_longer_passes_the_same_seed_case():
+    memo = grade_file(os.path.join(SUBS, "ex04", "hostile_memo_same_seed.py"), "ex04", **OPTIONS)
+    plain = grade_file(os.path.join(SUBS, "ex04", "wrong_module_random.py"), "ex04", **OPTIONS)
+    same = {c.name: c for c in memo.cases}["same seed, same result"]
+    assert not same.passed and same.message.startswith(replay.MESSAGE)  # passed (6 points) before
+    assert memo.score == plain.score < 100
 
 
 # ---- outputs impossible for their inputs ------------------------------------------------------------------------

@@ -255,7 +255,7 @@ KINDS = (
     _kind("all accepted, no row K", 4, "no bonus token unless target_probs has a row K", _no_row_k,
           {"bonus_without_row_k"}),
     _kind("stop at a certain rejection", 6, "p(x) = 0 at step 1: reject there and stop", _certain_stop, {"no_stop"}),
-    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC),
+    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC, speculative_sample),
           {"module_random"}),
     _kind("shape on a random draft", 4, "accepted_tokens is a prefix of the draft; a rejection brings a replacement",
           samplers.shape(FUNC, possible), None),

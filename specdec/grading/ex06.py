@@ -303,7 +303,7 @@ KINDS = (
     _kind("all kept, no row K", 3, "no bonus token unless target_probs has a row K", _all_kept(False)),
     _kind("K = 0, no rows", 3, "an empty draft and no target rows",
           lambda rng, kind: exact(kind.name, kind.points, [], [], [], hint=kind.hint)),
-    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC),
+    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC, block_verify),
           {"module_random"}),
     _kind("shape on a random block", 4, "accepted_tokens is a prefix of the draft; the dict holds plain ints",
           samplers.shape(FUNC, possible)),
