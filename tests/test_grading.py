@@ -136,7 +136,8 @@ def test_wrong_submission_loses_exactly_its_cases(graded, name, file):
     assert sorted(c.name for c in report.cases if not c.passed) == sorted(failed)
     points = {c.name: c.points for c in ex.cases(0)}
     assert report.score == 100 - sum(points[n] for n in failed)
-    assert report.plain_python is True and report.bonus == ex.bonus and report.exit_code == 1
+    bonus = (2 * ex.bonus * report.score + 100) // 200  # a tenth of the score, rounded half up (red team 4)
+    assert report.plain_python is True and report.bonus == bonus and report.exit_code == 1
 
 
 def test_every_catalogued_mistake_has_a_learner_file():
@@ -158,7 +159,9 @@ def test_ex04s_signatures_stay_distinct_for_a_secret_seed():  # ex06's: tests/te
     ex = exercise("ex04")
     sigs = signatures(ex, 31337, ex.cases(31337))
     assert all(sigs.values()) and len(set(sigs.values())) == len(sigs)
-    assert sigs["late_correction_from_p"] == {"steps after the first: joint law"}
+    # the joint law catches it; so does any case where a later rejection's token from p is impossible
+    assert "steps after the first: joint law" in sigs["late_correction_from_p"] <= {"steps after the first: joint law",
+                                                                                   "mean accepted drafts"}
 
 
 def test_good_files_in_the_catalogue_pass_independently(graded):
@@ -185,7 +188,8 @@ def test_numpy_is_allowed_but_earns_no_bonus(graded):
 def test_a_sampler_on_numpys_global_generator_is_caught_and_graded_deterministically(graded):
     first = graded["ex04"]["wrong_module_random_numpy.py"]
     again = grade_file(os.path.join(SUBS, "ex04", "wrong_module_random_numpy.py"), "ex04", TIMEOUT, mode=MODE)
-    statistical = [c.name for c in exercise("ex04").cases(0) if c.replay]  # their calls, replayed, give other outputs
+    statistical = [c.name for c in exercise("ex04").cases(0)  # their calls, replayed, give other outputs
+                   if c.replay and c.name != "same seed, same result"]  # (replayed too since red team 4: a pair case)
     failed = {c.name: c.message for c in first.cases if not c.passed}
     assert list(failed) == ["same seed, same result"] + statistical and len(statistical) == 4
     assert all(failed[n].startswith(replay.MESSAGE + " (hint: ") for n in statistical)
@@ -220,7 +224,8 @@ def test_cli_table_lists_failures_first_and_hides_hidden_answers(capsys):
     assert code == 1
     points = {c.name: c.points for c in exercise("ex01").cases(0)}
     # It loses Example 2 and "all accepted, no row K" (the independent check above proves which).
-    assert lines[-1] == f"score: {100 - points['example 2: both accepted, no row K'] - points['all accepted, no row K']}/100 (+10 bonus)"
+    score = 100 - points['example 2: both accepted, no row K'] - points['all accepted, no row K']
+    assert lines[-1] == f"score: {score}/100 (+{(20 * score + 100) // 200} bonus)"  # a tenth of the score, rounded
     rows = [l for l in lines if re.match(r"  \S", l) and "/" in l[:60]]
     assert [("FAIL" in r) for r in rows] == sorted(("FAIL" in r for r in rows), reverse=True)  # failures first
     # public Example 2: input, expected and got are shown

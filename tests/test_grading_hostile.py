@@ -160,7 +160,7 @@ def test_misbehaving_case_costs_only_that_case(batch, name, reason):
     report = batch["reports"][name]
     assert set(failed(report)) == K0
     assert all(reason in m for m in failed(report).values()), failed(report)
-    assert (report.score, report.bonus) == (score_without(K0), 10)
+    assert (report.score, report.bonus) == (score_without(K0), (20 * score_without(K0) + 100) // 200)
 
 
 def test_the_reference_and_the_gradebook_cannot_be_found(batch):
@@ -226,12 +226,14 @@ def test_always_equal_objects_wrong_types_and_mutation_earn_nothing_extra(batch)
 
 
 def test_time_limits_bound_every_kind_of_hang(batch):
-    loops = [c.message for c in batch["reports"]["hostile_loop_always.py"].cases]
-    assert loops[:3] == [TIMED_OUT] * 3
-    assert all(m.startswith("not run: 3 cases already timed out") for m in loops[3:])
+    loops = [c.message for c in batch["reports"]["hostile_loop_always.py"].cases]  # cases run in a secret order
+    timed_out = [m for m in loops if m.startswith(TIMED_OUT)]  # a hidden case's message ends with its hint
+    assert len(timed_out) == 3
+    assert all(m.startswith("not run: 3 cases already timed out") for m in loops if m not in timed_out)
     slow = batch["reports"]["hostile_slow_every_case.py"]  # 0.5 s per case, 24 cases: the 5 s cap stops it
     assert any(c.passed for c in slow.cases)
-    assert slow.cases[-1].message.startswith(f"not run: the submission's total time ({OPTIONS['max_seconds']:g} s) ran out")
+    assert any(c.message.startswith(f"not run: the submission's total time ({OPTIONS['max_seconds']:g} s) ran out")
+               for c in slow.cases)
 
 
 @pytest.mark.parametrize("name, needle", [

@@ -136,15 +136,19 @@ def _small_u(k, vocab, rows):
 
 
 def _mismatch(which):
-    """Two drafted tokens with one argument of the wrong length (Example 3's kind of input)."""
+    """2 to 4 drafted tokens over 2 to 4, one argument of the wrong length (Example 3's kind of input).
+
+    Sizes vary as the valid cases' do: only the lengths tell these cases apart (see `samplers.invalid`).
+    """
     def make(rng):
-        tokens, q, p, u = _draft(rng, 2, 2, 3)
+        k = rng.randint(2, 4)
+        tokens, q, p, u = _draft(rng, k, rng.randint(2, 4), k + rng.randint(0, 1))
         if which == "draft_probs":
-            q = q[:1]
+            q = q[:rng.randrange(1, k)]
         elif which == "random_samples":
-            u = u + [rng.randrange(64) / 64] if rng.random() < 0.5 else u[:1]
+            u = u + [rng.randrange(64) / 64] if rng.random() < 0.5 else u[:rng.randrange(1, k)]
         else:
-            p = p[:1]
+            p = p[:rng.randrange(1, k)]
         return tokens, q, p, u
     return make
 

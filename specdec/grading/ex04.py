@@ -113,6 +113,28 @@ def rule_law(q, p, k, correction="residual", bonus="sample", source="rng", stop=
     return out
 
 
+def possible(tokens, q, p):
+    """{(n kept, emitted token)} the token rule can give on this draft (None: no bonus): `stats.outputs`.
+
+    x_i is kept with probability min(1, p_i(x_i)/q_i(x_i)): possible iff p_i(x_i) > 0, rejected iff
+    p_i(x_i) < q_i(x_i), and then replaced by a token with p_i(y) > q_i(y) (p_i's support if there is
+    none). Floats compare exactly, so this is exact on the float rows the case sends.
+
+    >>> sorted(possible([0], [[0.5, 0.5]], [[0.25, 0.75]]), key=str)
+    [(0, 1), (1, None)]
+    """
+    out = set()
+    for n, x in enumerate(tokens):
+        if p[n][x] < q[n][x]:
+            excess = [y for y, (a, b) in enumerate(zip(p[n], q[n])) if a > b]
+            out.update((n, y) for y in excess or [y for y, a in enumerate(p[n]) if a > 0])
+        if p[n][x] <= 0:
+            return out
+    k = len(tokens)
+    out.update(((k, y) for y, a in enumerate(p[k]) if a > 0) if len(p) > k else [(k, None)])
+    return out
+
+
 def _mistake(name, cause, **switch):
     return Mistake(name, cause, {FUNC: lambda t, q, p, rng: wrong_sample(t, q, p, rng, **switch)}), switch
 
@@ -176,7 +198,7 @@ def _first_token(rng, kind):
         if all(q[j] > 0 for j in range(4)) and min(stats.power(w, p, N) for w in wrong) >= 9:
             break
     calls = _batch(rng, 1, [q], [p])
-    return samplers.statistical(kind, FUNC, calls, stats.first_token_judge(calls, p, 4))
+    return samplers.statistical(kind, FUNC, calls, stats.first_token_judge(calls, p, 4, possible))
 
 
 def _mean_accepted(rng, kind):
@@ -188,7 +210,7 @@ def _mean_accepted(rng, kind):
         if 0.3 <= beta <= 0.7 and all(v > 0 for v in q) and abs(mean(wrong) - mean(beta)) >= 0.4:
             break
     calls = _batch(rng, 3, [q] * 3, [p] * 3)
-    return samplers.statistical(kind, FUNC, calls, stats.mean_accepted_judge(calls, mean(beta), 3))
+    return samplers.statistical(kind, FUNC, calls, stats.mean_accepted_judge(calls, mean(beta), 3, possible))
 
 
 def _bonus(rng, kind):
@@ -197,7 +219,7 @@ def _bonus(rng, kind):
     while max(bonus) > 0.7:
         bonus = dyadic_row(rng, 4, positive=range(4))
     calls = _batch(rng, 1, [row], [row, bonus])
-    return samplers.statistical(kind, FUNC, calls, stats.bonus_judge(calls, bonus, 4))
+    return samplers.statistical(kind, FUNC, calls, stats.bonus_judge(calls, bonus, 4, possible))
 
 
 def _later_rows(rng):
@@ -219,7 +241,7 @@ def _later_steps(rng, kind):
     mistakes = {name: (lambda q, p, k, switch=switch: rule_law(q, p, k, **switch)) for name, switch in RULES.items()}
     return samplers.law_case(kind, FUNC, rng, _later_rows, _reference_law, mistakes,
                              {"late_correction_from_p", "resample_from_p", "accept_with_p"},
-                             frozenset({"argmax_not_sampled", "no_stop"}))
+                             frozenset({"argmax_not_sampled", "no_stop"}), possible=possible)
 
 
 def _invalid(which):
@@ -233,10 +255,10 @@ KINDS = (
     _kind("all accepted, no row K", 4, "no bonus token unless target_probs has a row K", _no_row_k,
           {"bonus_without_row_k"}),
     _kind("stop at a certain rejection", 6, "p(x) = 0 at step 1: reject there and stop", _certain_stop, {"no_stop"}),
-    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC),
+    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC, speculative_sample),
           {"module_random"}),
     _kind("shape on a random draft", 4, "accepted_tokens is a prefix of the draft; a rejection brings a replacement",
-          samplers.shape(FUNC), None),
+          samplers.shape(FUNC, possible), None),
     _kind("len(draft_probs) != K raises", 4, "one draft row per drafted token", _invalid("draft_probs")),
     _kind("len(target_probs) < K raises", 4, "the target must score every drafted position", _invalid("target_probs")),
     _kind("q(x) = 0 raises", 3, "the draft cannot have proposed a token it gives probability 0", _invalid("q")),

@@ -90,10 +90,12 @@ KINDS = (
           None),
     _kind("beta: random rows, 1000 tokens", 4, "a large vocabulary: math.fsum helps", AR,
           lambda rng: (smooth_row(rng, 1000), smooth_row(rng, 1000)), None),
+    # The two bad-input cases are the 20-token case's twins but for their fault: when they alone had rows of
+    # k/32 (unequal), raising on such rows took their 8 points with no check (red team 4).
     _kind("beta: length mismatch raises", 4, "q longer or shorter than p: ValueError", AR,
-          lambda rng: (lambda n: (dyadic_row(rng, n), dyadic_row(rng, n + 1)))(rng.randint(1, 4)), ()),
+          lambda rng: (smooth_row(rng, 20), smooth_row(rng, 20 + rng.choice([-1, 1]))), ()),
     _kind("beta: not a distribution raises", 4, "rows must sum to 1: ValueError", AR,
-          lambda rng: (dyadic_row(rng, 3), [v * 2 for v in dyadic_row(rng, 3)]), ()),
+          lambda rng: (smooth_row(rng, 20), [v * 2 for v in smooth_row(rng, 20)]), ()),
     _kind("E[tokens]: alpha just below 1", 4, "close to 1 the sum is close to gamma + 1", ET,
           lambda rng: (1.0 - rng.randint(1, 9) * 1e-5, rng.randint(3, 8)), {"tokens_no_bonus", "tokens_infinite_gamma"}),
     # alpha^gamma < 1e-10 but alpha^(gamma+1) / (1 - alpha) > 1e-9: only the endless-draft formula is off.

@@ -126,6 +126,23 @@ def rule_law(q, p, k, **rule):
     return out
 
 
+def possible(tokens, q, p):
+    """{(n kept, emitted token)} block verification can give on this draft (None: no bonus): `stats.outputs`.
+
+    Exact: the right rule's weights and thresholds in Fractions of the float rows the case sends.
+
+    >>> sorted(possible([0, 1], [[2 / 3, 1 / 3]] * 2, [[1 / 3, 2 / 3], [1 / 3, 2 / 3], [0.0, 1.0]]), key=str)
+    [(2, 1)]
+    """
+    fq, fp = samplers.exact_rows(q), samplers.exact_rows(p)
+    w, h = _decide(tokens, fq, fp, RIGHT)
+    out = set()
+    for n, pn in enumerate(_kept_law(h, "last")):
+        row = _next_row(tokens, fq, fp, w, n, RIGHT) if pn else []
+        out.update([(n, None)] if row is None else ((n, y) for y, v in enumerate(row) if v > 0))
+    return out
+
+
 def _mistake(name, cause, **switch):
     return Mistake(name, cause, {FUNC: lambda t, q, p, rng: wrong_block(t, q, p, rng, **switch)}), switch
 
@@ -161,7 +178,7 @@ def _reference_law(q, p, k):
 def _statistical(kind, rng, rows, off, joint, either=frozenset()):
     """`samplers.law_case` with every mistake of the rule (RULES), each through `rule_law`."""
     mistakes = {name: (lambda q, p, k, switch=switch: rule_law(q, p, k, **switch)) for name, switch in RULES.items()}
-    return samplers.law_case(kind, FUNC, rng, rows, _reference_law, mistakes, off, either, joint)
+    return samplers.law_case(kind, FUNC, rng, rows, _reference_law, mistakes, off, either, joint, possible=possible)
 
 
 def _one_doubtful_rows(rng):
@@ -286,10 +303,10 @@ KINDS = (
     _kind("all kept, no row K", 3, "no bonus token unless target_probs has a row K", _all_kept(False)),
     _kind("K = 0, no rows", 3, "an empty draft and no target rows",
           lambda rng, kind: exact(kind.name, kind.points, [], [], [], hint=kind.hint)),
-    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC),
+    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC, block_verify),
           {"module_random"}),
     _kind("shape on a random block", 4, "accepted_tokens is a prefix of the draft; the dict holds plain ints",
-          samplers.shape(FUNC)),
+          samplers.shape(FUNC, possible)),
     _kind("len(draft_probs) != K raises", 3, "one draft row per drafted token",
           samplers.invalid(FUNC, block_verify, "draft_probs"), {"no_length_check"}),
     _kind("len(target_probs) < K raises", 3, "the target must score every drafted position",

@@ -3,8 +3,10 @@
 Each code cell goes through IPython's own input transformer (the one a kernel
 uses), so `%time`, `!pip ...`, `%%time` cells and continuation lines mean what
 they mean in Jupyter. The transformed magics call `get_ipython()`, which the
-script defines as a small stand-in: `%time`/`%timeit`/`%%time`/`%%capture`
-run their code once, every other magic and shell line does nothing. Dropped:
+script defines as a small stand-in: `%time`/`%timeit`/`%prun`/`%%time`/`%%capture`
+run their code once (after their options, read as IPython reads them: `%timeit -n 10 f()`
+runs `f()`; `%%timeit`'s line is setup code, run first), every other magic and shell line
+does nothing. Dropped:
 top-level statements that import `specdec.grading` or call `check(...)` (the
 check cell), found in each cell's syntax tree, so a comment that mentions the
 grader changes nothing. A cell that does not parse is kept: the grader then
@@ -35,17 +37,32 @@ MAX_TRANSFORM = 250_000  # characters x possible magics: about 0.5 s of IPython 
 MAGIC = re.compile(r"^[ \t]*[%!?/,;]|=[ \t]*[%!]|\?[ \t]*$", re.MULTILINE)
 
 PRELUDE = '''\
+def _statement(line, takes):
+    """The code after a magic's options; takes: IPython's option letters, ':' after those that take a value."""
+    rest = line.strip()
+    while rest.startswith("-") and len(rest) > 1:
+        token, _, rest = rest.partition(" ")
+        for i, letter in enumerate(token[1:], start=2):
+            if letter + ":" in takes:  # its value is the rest of the token, or the next word
+                rest = rest.lstrip().partition(" ")[2] if i == len(token) else rest
+                break
+        rest = rest.lstrip()
+    return rest
+
+
 class _Shell:
-    """The grader's stand-in for IPython: runs the code of %time/%timeit/%%time/%%capture once, nothing else."""
+    """The grader's stand-in for IPython: runs the code of %time/%timeit/%prun/%%time/%%capture once, nothing else."""
     RUN = ("time", "timeit", "capture", "prun")
+    OPTIONS = {"timeit": "n:r:tcp:qo", "prun": "D:l:rs:T:q"}  # as IPython parses them
 
     def run_line_magic(self, name, line, *rest):
         if name in self.RUN:
-            exec(line.lstrip("-qo ") if name == "timeit" else line, globals())
+            exec(_statement(line, self.OPTIONS.get(name, "")), globals())
 
     def run_cell_magic(self, name, line, cell):
-        if name in self.RUN:
-            exec(cell, globals())
+        if name in self.RUN:  # %%timeit's line is setup code, run first; %%prun's comes before the cell
+            head = _statement(line, self.OPTIONS[name]) if name in self.OPTIONS else ""
+            exec(head + "\\n" + cell, globals())
 
     def system(self, *args, **kwargs):
         return None

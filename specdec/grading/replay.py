@@ -11,7 +11,8 @@ So after the cases, the parent picks SIZE of each statistical case's calls at
 random (a fresh `random.SystemRandom`: unknown to the file, whatever seed the
 cases came from), pools the picks of every such case of the run, shuffles them,
 cuts them at random points into 3 to 8 batches, and sends them to a FRESH
-sandbox (nothing the first one held survives). Every output must equal the
+sandbox (nothing the first one held survives), each with another module-level
+seed than it first had, where it had one (the outputs depend on `rng` alone). Every output must equal the
 first one exactly, or the case fails with MESSAGE (one sentence for every case,
 so that the diagnosis can name it).
 
@@ -71,7 +72,8 @@ def plan(requests, outcomes, flags, size=SIZE, parts=(3, 8), rand=None):
         cuts = [0] + sorted(rand.sample(range(1, len(picks)), cut)) + [len(picks)]
         batches += [(func, picks[a:b]) for a, b in zip(cuts, cuts[1:])]
     rand.shuffle(batches)
-    return [({"id": k, "func": func, "calls": [dict(requests[i]["calls"][j]) for i, j in picks], "echo_args": False},
+    fresh = lambda call: dict(call, globals=rand.randrange(2 ** 31)) if "globals" in call else dict(call)
+    return [({"id": k, "func": func, "calls": [fresh(requests[i]["calls"][j]) for i, j in picks], "echo_args": False},
              picks) for k, (func, picks) in enumerate(batches)]
 
 

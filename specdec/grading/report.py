@@ -6,8 +6,10 @@ Scoring rules (stated once, applied everywhere):
 - a case passed by raising an exception (bad input -> ValueError) earns nothing when the
   function also raises that exception where it must not (on valid input): no points for
   raising everywhere;
-- the plain-Python bonus (ex01: +10) is earned only by the run in a sandbox
-  with no NumPy on its filesystem, and needs a score above 0 there;
+- the plain-Python bonus (ex01: up to +10) is earned only by the run in a sandbox
+  with no NumPy on its filesystem, in proportion to the score there: a tenth of it,
+  rounded half up (+10 for 95 and more, +9 for 85 to 94, nothing below 5), so a
+  file that solves nothing cannot earn more from the bonus than from its cases;
 - the table lists failures first and ends with `score: S/MAX` plus ` (+B bonus)`.
 
 Every string a submission controls (exception messages, source lines) goes
@@ -104,7 +106,13 @@ class Report:
 
     @property
     def bonus(self):
-        return self.bonus_points if self.bonus_points and self.plain_python is True and self.score > 0 else 0
+        """bonus_points x score / max_score, rounded half up, for a plain-Python run (see the rules above).
+
+        Subtle: a flat bonus for any score above 0 gave a one-line constant answer 2/100 (+10 bonus).
+        """
+        if not (self.bonus_points and self.plain_python is True):
+            return 0
+        return (2 * self.bonus_points * self.score + self.max_score) // (2 * self.max_score)
 
     @property
     def status(self):

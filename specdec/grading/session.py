@@ -8,6 +8,14 @@ timeouts, or when the submission's total time (`max_seconds`) runs out, the
 remaining cases are "not run". What the submission prints is drained into
 64 KiB buffers that never reach the grader's output.
 
+The cases go in a secret random order (a fresh `random.SystemRandom`, not
+the seed), each under a random request id: a file can count its calls or
+read the request it is answering (it shares the worker's process), and
+neither tells it which case that is, so only its inputs can tell a case
+where an error is right from one where it is wrong (a file that raised only
+at the bad-input cases' places in the case list took their points, see
+tests/submissions/ex02/hostile_case_by_place.py).
+
 After the cases, some calls of the statistical cases are replayed in one
 more sandbox, fresh, and must give the same outputs (`replay.py`); how that
 went is each such case's `outcomes[i]["replay"]`, for its judge.
@@ -26,6 +34,7 @@ reply, see `protocol.check_reply`) or {"failure": "a sentence"} for case i.
 
 import os
 import queue
+import random
 import subprocess
 import threading
 import time
@@ -143,7 +152,7 @@ def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max
     result = Run(outcomes=[None] * len(requests))
     config = sandbox.worker_config(mode, path, display, functions, numpy, max_seconds)
     spawn = (mode, path, numpy)
-    load_error = _exchange(spawn, config, requests, result.outcomes, result, timeout, end, max_seconds)
+    load_error = _in_secret_order(spawn, config, requests, result.outcomes, result, timeout, end, max_seconds)
     if isinstance(load_error, dict) or load_error is None:
         result.load_error = load_error
     else:
@@ -165,6 +174,7 @@ def _replay(spawn, config, requests, result, replays, timeout, end, max_seconds)
         replay.fail(result.outcomes, batches, f"the submission's total time ({max_seconds:g} s) ran out")
         return
     replies = [None] * len(batches)
+    # In the order replay.plan drew (already secret): the first batch's problem is the one that happened first.
     load_error = _exchange(spawn, config, [r for r, _ in batches], replies, result, timeout, end, max_seconds)
     if isinstance(load_error, dict):
         text = load_error["message"] if load_error.get("type") in ("load", "missing") else \
@@ -174,6 +184,24 @@ def _replay(spawn, config, requests, result, replays, timeout, end, max_seconds)
         replay.fail(result.outcomes, batches, load_error)
     else:
         replay.attach(result.outcomes, batches, replies)
+
+
+def _in_secret_order(spawn, config, requests, outcomes, result, timeout, end, max_seconds, rand=None):
+    """`_exchange` with the requests shuffled and renamed (random ids); `outcomes` filled in the caller's order.
+
+    Subtle: the order and the ids come from the operating system's randomness, never from the seed: a
+    seed can be guessed (a small --seed, or 0), and the shipped case list is readable.
+    """
+    rand = rand or random.SystemRandom()
+    order = list(range(len(requests)))
+    rand.shuffle(order)
+    ids = rand.sample(range(1, 2 ** 53), len(requests))
+    sent = [dict(requests[i], id=ids[k]) for k, i in enumerate(order)]
+    got = [None] * len(sent)
+    load_error = _exchange(spawn, config, sent, got, result, timeout, end, max_seconds)
+    for k, i in enumerate(order):
+        outcomes[i] = got[k]
+    return load_error
 
 
 def _exchange(spawn, config, requests, outcomes, result, timeout, end, max_seconds):

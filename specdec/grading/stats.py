@@ -67,9 +67,17 @@ def power(wrong, target, n):
     return worst
 
 
-def outputs(outcome, calls, vocab, replayed=True):
+def outputs(outcome, calls, vocab, replayed=True, possible=None):
     """(list of output dicts, '') when every call returned a well-formed output that its replay gave again
-    (`replay.py`; `replayed=False`: a case that is not replayed), else (None, why not)."""
+    (`replay.py`; `replayed=False`: a case that is not replayed), else (None, why not).
+
+    possible(draft_tokens, draft_probs, target_probs): the set of (tokens kept, emitted token) the rule
+    can give on that call, exactly (a missing bonus is None). Every output must be in it (checked after
+    the replay: a file whose outputs are not a function of its inputs is told that first).
+    Subtle: counts alone judge a batch, not each call: a file that never verifies and emits a sample of
+    p's first row gets the first token's law exactly right (tests/submissions/ex04/hostile_never_verifies.py).
+    """
+    seen = {}
     if "results" not in outcome:
         return None, outcome.get("failure") or "GRADER BUG, not your mistake: " + outcome.get("worker_error", "")
     got = []
@@ -93,13 +101,20 @@ def outputs(outcome, calls, vocab, replayed=True):
         got.append(value)
     if replayed and outcome.get("replay") != "":
         return None, outcome.get("replay") or "GRADER BUG, not your mistake: the calls were not replayed"
+    for i, (value, call) in enumerate(zip(got, calls)) if possible is not None else ():
+        key = repr(call["args"][:3])  # a batch's calls share their rows: a few drafts, many seeds
+        if key not in seen:
+            seen[key] = possible(*call["args"][:3])
+        if (value["acceptance_count"], value["bonus_token"]) not in seen[key]:
+            return None, (f"call {i + 1} of {len(calls)}: keeping {value['acceptance_count']} tokens, then emitting "
+                          f"{value['bonus_token']}, has probability 0 for this call's inputs")
     return got, ""
 
 
-def _counting_judge(calls, target, vocab, count, what):
+def _counting_judge(calls, target, vocab, count, what, possible):
     """A judge that counts one token per output (`count(value, call)` -> token or None) against `target`."""
     def judge(outcome):
-        got, problem = outputs(outcome, calls, vocab)
+        got, problem = outputs(outcome, calls, vocab, possible=possible)
         if problem:
             return False, problem
         counts = [0] * vocab
@@ -116,26 +131,26 @@ def _counting_judge(calls, target, vocab, count, what):
     return judge
 
 
-def first_token_judge(calls, target, vocab):
+def first_token_judge(calls, target, vocab, possible=None):
     """The first emitted token (an accepted draft or the correction) must be distributed as `target`."""
     first = lambda value, call: (value["accepted_tokens"] or [value["bonus_token"]])[0]
-    return _counting_judge(calls, target, vocab, first, "the first emitted token")
+    return _counting_judge(calls, target, vocab, first, "the first emitted token", possible)
 
 
-def bonus_judge(calls, target, vocab):
+def bonus_judge(calls, target, vocab, possible=None):
     """After a full acceptance, the bonus token must be distributed as `target` (row K)."""
     def bonus(value, call):
         if value["acceptance_count"] < len(call["args"][0]):
             return None
         return value["bonus_token"] if value["bonus_token"] is not None else \
             "all drafts accepted and row K exists, but bonus_token is None"
-    return _counting_judge(calls, target, vocab, bonus, "the bonus token after a full acceptance")
+    return _counting_judge(calls, target, vocab, bonus, "the bonus token after a full acceptance", possible)
 
 
-def mean_accepted_judge(calls, exact_mean, vocab):
+def mean_accepted_judge(calls, exact_mean, vocab, possible=None):
     """The mean number of accepted drafts must be within MEAN_TOL of `exact_mean`."""
     def judge(outcome):
-        got, problem = outputs(outcome, calls, vocab)
+        got, problem = outputs(outcome, calls, vocab, possible=possible)
         if problem:
             return False, problem
         mean = sum(v["acceptance_count"] for v in got) / len(got)
@@ -237,12 +252,12 @@ def law_miss(wrong, tests, n):
     return miss
 
 
-def law_judge(calls, law, vocab, outcome, what, describe=repr):
+def law_judge(calls, law, vocab, outcome, what, describe=repr, possible=None):
     """A judge that maps each output to an outcome (`outcome(value)`) and holds the counts to `law_test`."""
     tests = law_test(law, len(calls))[0]
 
     def judge(reply):
-        got, problem = outputs(reply, calls, vocab)
+        got, problem = outputs(reply, calls, vocab, possible=possible)
         if problem:
             return False, problem
         counts = {}
