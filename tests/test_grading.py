@@ -136,7 +136,8 @@ def test_wrong_submission_loses_exactly_its_cases(graded, name, file):
     assert sorted(c.name for c in report.cases if not c.passed) == sorted(failed)
     points = {c.name: c.points for c in ex.cases(0)}
     assert report.score == 100 - sum(points[n] for n in failed)
-    bonus = (2 * ex.bonus * report.score + 100) // 200  # a tenth of the score, rounded half up (red team 4)
+    public = {c.name for c in ex.cases(0) if not c.hidden}
+    bonus = 0 if public & set(failed) else ex.bonus  # all or nothing, for passing every public case
     assert report.plain_python is True and report.bonus == bonus and report.exit_code == 1
 
 
@@ -225,7 +226,7 @@ def test_cli_table_lists_failures_first_and_hides_hidden_answers(capsys):
     points = {c.name: c.points for c in exercise("ex01").cases(0)}
     # It loses Example 2 and "all accepted, no row K" (the independent check above proves which).
     score = 100 - points['example 2: both accepted, no row K'] - points['all accepted, no row K']
-    assert lines[-1] == f"score: {score}/100 (+{(20 * score + 100) // 200} bonus)"  # a tenth of the score, rounded
+    assert lines[-1] == f"score: {score}/100"  # Example 2 is public and failed: no bonus
     rows = [l for l in lines if re.match(r"  \S", l) and "/" in l[:60]]
     assert [("FAIL" in r) for r in rows] == sorted(("FAIL" in r for r in rows), reverse=True)  # failures first
     # public Example 2: input, expected and got are shown

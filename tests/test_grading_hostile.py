@@ -160,7 +160,7 @@ def test_misbehaving_case_costs_only_that_case(batch, name, reason):
     report = batch["reports"][name]
     assert set(failed(report)) == K0
     assert all(reason in m for m in failed(report).values()), failed(report)
-    assert (report.score, report.bonus) == (score_without(K0), (20 * score_without(K0) + 100) // 200)
+    assert (report.score, report.bonus) == (score_without(K0), 10)  # K0 cases are hidden: every public one passes
 
 
 def test_the_reference_and_the_gradebook_cannot_be_found(batch):

@@ -13,7 +13,8 @@
   stand-in ran `%timeit -n 10 -r 2 stmt` as the code `n 10 -r 2 stmt` (a SyntaxError: the file could not be
   graded, 0/100) and skipped `%%timeit`'s setup line. Now options are read as IPython reads them.
 - the plain-Python bonus for a non-solution (tests/submissions/ex01/hostile_constant_answer.py): +10 for any
-  score above 0, so a constant answer took 2/100 (+10 bonus). Now the bonus is a tenth of the score, rounded.
+  score above 0, so a constant answer took 2/100 (+10 bonus). Now the bonus (all or nothing, as the problem
+  states it) needs every public case passed.
 - hidden inputs that no seed changes: ex03's two rounding cases were fixed rows, so a table of the shipped
   cases took their 10 points (65/100 with the public examples) under any --seed. Now drawn from the seed;
   only inputs with one possible value stay fixed (`FIXED_BY_NATURE`).
@@ -107,20 +108,24 @@ def test_an_honest_notebook_timing_with_options_gets_full_marks():
 
 
 # ---- the plain-Python bonus -------------------------------------------------------------------------------------
-def test_the_bonus_is_a_tenth_of_the_score_rounded_half_up():
-    def report(score):
-        cases = [CaseResult("a", False, score, True), CaseResult("b", False, 100 - score, False)]
-        return Report("ex01", "t", cases, 100, bonus_points=10, plain_python=True)
-    # 4 -> 0.4, 5 -> 0.5 (up), 84 -> 8.4, 85 -> 8.5 (up), 94 -> 9.4, 95 -> 9.5 (up)
-    assert [report(s).bonus for s in (0, 4, 5, 50, 84, 85, 94, 95, 100)] == [0, 0, 1, 5, 8, 9, 9, 10, 10]
-    assert Report("ex01", "t", [CaseResult("a", False, 100, True)], 100, 10, plain_python=False).bonus == 0
+def test_the_bonus_is_all_or_nothing_and_needs_every_public_case():
+    def report(public, hidden, plain=True):  # two public cases (25 points each) and two hidden ones
+        cases = [CaseResult(f"p{i}", False, 25, ok) for i, ok in enumerate(public)]
+        cases += [CaseResult(f"h{i}", True, 25, ok) for i, ok in enumerate(hidden)]
+        return Report("ex01", "t", cases, 100, bonus_points=10, plain_python=plain)
+    assert report((True, True), (True, True)).bonus == 10  # 100: a solution
+    assert report((True, True), (False, False)).bonus == 10  # 50, every public case: still a solution, +10
+    assert report((True, False), (True, True)).bonus == 0  # 75, a public example failed: not a solution
+    assert report((False, False), (True, False)).bonus == 0  # a hidden case or two by luck: nothing
+    assert report((True, True), (True, True), plain=False).bonus == 0  # NumPy: no bonus
+    assert report((True, True), (True, True), plain=None).bonus == 0  # undecided (no sandbox): no bonus
 
 
 @NEEDS_BWRAP
 def test_a_constant_answer_earns_no_bonus():
     report = grade_file(os.path.join(SUBS, "ex01", "hostile_constant_answer.py"), "ex01", **OPTIONS)
     assert report.plain_python is True and 0 < report.score <= 4 and report.bonus == 0  # (+10 bonus) before
-    assert report.bonus_note.endswith("(the bonus is a tenth of the score, rounded: 0 here)")
+    assert report.bonus_note.endswith("(the bonus needs every public case passed: 0 here)")
 
 
 # ---- hidden cases that do not change with the seed --------------------------------------------------------------

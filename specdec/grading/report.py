@@ -6,10 +6,10 @@ Scoring rules (stated once, applied everywhere):
 - a case passed by raising an exception (bad input -> ValueError) earns nothing when the
   function also raises that exception where it must not (on valid input): no points for
   raising everywhere;
-- the plain-Python bonus (ex01: up to +10) is earned only by the run in a sandbox
-  with no NumPy on its filesystem, in proportion to the score there: a tenth of it,
-  rounded half up (+10 for 95 and more, +9 for 85 to 94, nothing below 5), so a
-  file that solves nothing cannot earn more from the bonus than from its cases;
+- the plain-Python bonus (ex01: +10, "a plain-Python solution earns 10 bonus points") is
+  earned only by the run in a sandbox with no NumPy on its filesystem, and only by a
+  solution: a file that passes every public case there (the problem's own examples).
+  All or nothing, as the problem states it; a file that solves nothing earns none;
 - the table lists failures first and ends with `score: S/MAX` plus ` (+B bonus)`.
 
 Every string a submission controls (exception messages, source lines) goes
@@ -106,13 +106,12 @@ class Report:
 
     @property
     def bonus(self):
-        """bonus_points x score / max_score, rounded half up, for a plain-Python run (see the rules above).
+        """All the bonus points for a plain-Python run that passes every public case, else 0 (see the rules above).
 
-        Subtle: a flat bonus for any score above 0 gave a one-line constant answer 2/100 (+10 bonus).
+        Subtle: a bonus for any score above 0 gave a one-line constant answer 2/100 (+10 bonus).
         """
-        if not (self.bonus_points and self.plain_python is True):
-            return 0
-        return (2 * self.bonus_points * self.score + self.max_score) // (2 * self.max_score)
+        solved = all(c.passed for c in self.cases if not c.hidden) and any(not c.hidden for c in self.cases)
+        return self.bonus_points if self.bonus_points and self.plain_python is True and solved else 0
 
     @property
     def status(self):

@@ -160,8 +160,8 @@ def _bonus_note(plain, with_numpy, mode):
         "a plain process with NumPy's import blocked (best effort: not sandboxed)"
     if with_numpy is None:
         plain.bonus_note = f"plain-Python bonus: graded in {where}: {plain.score}" + (
-            f" -> +{plain.bonus} (a tenth of the score, rounded)" if plain.bonus else
-            " (the bonus is a tenth of the score, rounded: 0 here)" if plain.plain_python
+            f" -> +{plain.bonus}" if plain.bonus else
+            " (the bonus needs every public case passed: 0 here)" if plain.plain_python
             else "; NumPy's compiled core was loaded anyway: no bonus")
         return plain
     keep = with_numpy if with_numpy.score > plain.score or (plain.error and not with_numpy.error) else plain

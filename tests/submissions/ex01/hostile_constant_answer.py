@@ -2,7 +2,7 @@
 
 That answer is right for "K = 0, no rows" alone (2 points), and the plain-Python bonus asked only for a
 score above 0: 2/100 (+10 bonus), five times more from the bonus than from the cases (red team 4). Now the
-bonus is a tenth of the score, rounded: 2/100, no bonus.
+bonus needs every public case (the problem's examples) passed: 2/100, no bonus.
 """
 
 
