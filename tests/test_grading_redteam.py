@@ -92,13 +92,42 @@ def test_labels_are_printable_and_never_merge_two_names(names):
 
 
 @pytest.mark.parametrize("args, env, needle", [
-    (["x_ex01.py"], {"SPECDEC_GRADE_SEED": "abc"}, "argument --seed: invalid int value: 'abc'"),
+    (["x_ex01.py"], {"SPECDEC_GRADE_SEED": "abc"}, "SPECDEC_GRADE_SEED must be an integer, got 'abc'"),
+    (["x_ex01.py", "--seed", "abc"], {}, "argument --seed: invalid int value: 'abc'"),
     (["x_ex01.py", "--timeout", "inf"], {}, "--timeout and --max-seconds must be > 0 seconds (and finite)"),
+    (["x_ex01.py", "--csv", "g.csv"], {}, "--csv goes with --batch DIR"),
+    (["x_ex01.py", "--jobs", "3"], {}, "--jobs goes with --batch DIR"),
+    (["--batch", "TMP"], {}, "--batch needs --csv FILE"),
+    (["--batch", "TMP", "--csv", "TMP/no/such/folder/g.csv"], {}, "not a file in a folder this user can write to"),
+    (["--batch", "TMP", "--csv", "TMP"], {}, "not a file in a folder this user can write to"),
+    (["--batch", "TMP", "--csv", "TMP/g.csv", "--jobs", "0"], {}, "--jobs must be between 1 and 64, got 0"),
+    (["--batch", "TMP", "--csv", "TMP/g.csv", "--jobs", "-1"], {}, "--jobs must be between 1 and 64, got -1"),
 ])
 def test_bad_options_are_exit_2_with_a_clear_message(tmp_path, args, env, needle):
+    """Each misuse is refused before anything is graded: one line, exit 2, no traceback, no CSV."""
+    (tmp_path / "a_ex01.py").write_text("def verify_speculative_tokens(*args):\n    return None\n")
+    args = [a.replace("TMP", str(tmp_path)) for a in args]
     result = subprocess.run([sys.executable, "-m", "specdec.grade", *args], capture_output=True, text=True, cwd=ROOT,
                             env=dict(os.environ, **env), timeout=60)
     assert result.returncode == 2 and needle in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == "" and not os.path.exists(tmp_path / "g.csv")
+
+
+def test_help_shows_examples_and_a_batch_says_what_it_could_not_grade(tmp_path):
+    shown = subprocess.run([sys.executable, "-m", "specdec.grade", "--help"], capture_output=True, text=True,
+                           cwd=ROOT, timeout=60)
+    assert shown.returncode == 0 and "examples:\n  python -m specdec.grade exercises/ex01_verify/ex01_verify.py" in shown.stdout
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "alice_ex01.py").write_text(open(os.path.join(SUBS, "ex01", "good_plain.py")).read())
+    (folder / "bob_ex01.py").write_text("def verify_speculative_tokens(:\n")  # a syntax error
+    csv_path = tmp_path / "grades.csv"
+    result = subprocess.run([sys.executable, "-m", "specdec.grade", "--batch", str(folder), "--csv", str(csv_path),
+                             "--sandbox", "process", "--jobs", "1", "--timeout", "5"], capture_output=True, text=True,
+                            cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"2 submissions -> {csv_path}: 1 graded, 1 could not be graded (the CSV's error column says why)"
+    assert len(open(csv_path).read().splitlines()) == 3  # a header and a row per file
 
 
 # ---- ex04's statistics: the later steps, and a file that never samples ------------------------------------------
