@@ -89,6 +89,15 @@ def test_labels_are_printable_and_never_merge_two_names(names):
     labels = [label(n) for n in names]
     assert len(set(labels)) == len({csv_cell(x, 10 ** 6) for x in labels}) == len(names)  # '=x' vs "'=x" too
     assert all(clean(x, 10 ** 6) == x for x in labels)  # nothing left for clean() to hide
+    # Lookalikes (a Cyrillic o for a Latin o, an accent composed or not): names that differ differ in the
+    # labels' ASCII characters alone, which no font draws alike.
+    assert len({"".join(ch for ch in x if ch.isascii()) for x in labels}) == len(names)
+
+
+def test_lookalike_names_are_told_apart_in_ascii():
+    names = ["good_ex01.py", "g\u043eod_ex01.py", "jos\u00e9_ex01.py", "jose\u0301_ex01.py"]  # Latin o, Cyrillic o; NFC, NFD
+    assert [label(n) for n in names] == ["good_ex01.py", "g\u043eod_ex01.py [g\\u043eod_ex01.py]",
+                                         "jos\u00e9_ex01.py [jos\\xe9_ex01.py]", "jose\u0301_ex01.py [jose\\u0301_ex01.py]"]
 
 
 @pytest.mark.parametrize("args, env, needle", [

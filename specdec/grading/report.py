@@ -49,7 +49,10 @@ def clean(text, limit=300):
 def label(name):
     """A file name made printable and unambiguous: what `clean()` would drop or hide is escaped, never
     dropped or shortened (ESC as \\x1b, a byte that is not UTF-8 as \\xff), and so are a backslash and
-    a leading quote (the spreadsheet text marker `csv_cell` may add)."""
+    a leading quote (the spreadsheet text marker `csv_cell` may add). A name that is not ASCII is
+    followed by its ASCII spelling in brackets, so two names that look alike (a Cyrillic 'о' for a Latin
+    'o', an accent composed or not) never look the same: `ex01_jos\xe9.py` shows as
+    `ex01_josé.py [ex01_jos\xe9.py]`."""
     out = []
     for i, ch in enumerate(str(name)):
         if 0xDC80 <= ord(ch) <= 0xDCFF:  # a raw byte os.listdir kept (surrogateescape)
@@ -60,7 +63,8 @@ def label(name):
             out.append(ch.encode("unicode_escape").decode("ascii"))
         else:
             out.append(ch)
-    return "".join(out)
+    shown = "".join(out)
+    return shown if shown.isascii() else f"{shown} [{shown.encode('ascii', 'backslashreplace').decode('ascii')}]"
 
 
 def csv_cell(text, limit=300):
