@@ -25,6 +25,8 @@
   never verifies and emits a sample of p's first row gets the first token's law exactly right, and the
   statistical and shape cases judged counts and form only: 55/100 on ex04. Now every output of those
   cases must have probability > 0 for its own call (`stats.outputs` with the exercise's exact `possible`).
+- (found after the round) a notebook of millions of tiny JSON values: 32 MiB of `[],` took 830 MB and 5.8 s to
+  parse in its grading process. Now its values are counted on its text first (at most notebook.MAX_VALUES).
 """
 
 import itertools
@@ -38,7 +40,7 @@ import pytest
 from specdec.exact import step_outcomes
 from specdec.grading import check, ex04, ex06, grade_file, replay, session
 from specdec.grading.cases import dyadic_row
-from specdec.grading.notebook import notebook_to_script
+from specdec.grading.notebook import MAX_VALUES, NotebookError, code_cells, notebook_to_script
 from specdec.grading.registry import exercise
 from specdec.grading.report import CaseResult, Report
 from specdec.grading.sandbox import bwrap_problem
@@ -269,3 +271,16 @@ def test_the_never_verifying_file_keeps_only_what_its_outputs_get_right():
     assert not passed & {"first token ~ p", "shape on a random draft", "mean accepted drafts", "bonus ~ p_K",
                          "steps after the first: joint law"}   # first token ~ p and the shape: 14 points before
     assert report.score == 41 and report.status == "failed"
+
+
+# ---- a notebook of millions of tiny values -------------------------------------------------------------------
+def test_a_notebook_of_millions_of_values_is_refused_before_it_is_parsed(tmp_path):
+    flood = '{"cells": [], "metadata": {"x": [' + "[]," * MAX_VALUES + '[]]}, "nbformat": 4, "nbformat_minor": 5}'
+    with pytest.raises(NotebookError, match=f"more than {MAX_VALUES} values"):
+        code_cells(flood)
+    path = tmp_path / "flood_ex01.ipynb"
+    path.write_text(flood)
+    report = grade_file(str(path), "ex01", timeout=5.0, mode="process")
+    assert report.status == "error" and report.score == 0 and f"more than {MAX_VALUES} values" in report.error
+    honest = os.path.join(ROOT, "exercises", "ex01_verify", "ex01_verify.ipynb")
+    assert code_cells(open(honest).read())  # an honest notebook holds a few thousand values at most

@@ -13,7 +13,8 @@ grader changes nothing. A cell that does not parse is kept: the grader then
 reports its SyntaxError with the cell and line.
 
 The notebook is hostile input read by the grading process, so the work is
-bounded: JSON nested too deeply is a NotebookError; IPython reads a whole cell
+bounded: JSON nested too deeply, or with more than MAX_VALUES values (counted on its text before it is
+parsed: 32 MiB of `[],` would take 830 MB of lists), is a NotebookError; IPython reads a whole cell
 again for each magic it rewrites (up to 500 times), so a cell is transformed
 only when (its characters) x (its places that could hold a magic) is at most
 MAX_TRANSFORM (well under a second; an honest cell is far below it; one above
@@ -32,6 +33,7 @@ import time
 import warnings
 
 MAX_TRANSFORM = 250_000  # characters x possible magics: about 0.5 s of IPython at worst
+MAX_VALUES = 1_000_000  # an upper bound on a notebook's JSON values; honest notebooks hold a few thousand
 # What IPython rewrites one at a time: an escape starting a line (%time, !ls, ?x, /f x), x = %magic or
 # x = !cmd, a line ending in ?. A superset: `x % 2` or `a != b` are not counted, `/` at a line start is.
 MAGIC = re.compile(r"^[ \t]*[%!?/,;]|=[ \t]*[%!]|\?[ \t]*$", re.MULTILINE)
@@ -121,6 +123,8 @@ def _without_check(source):
 
 def code_cells(text):
     """[(cell number counting every cell from 1, source)] of the code cells, or NotebookError."""
+    if text.count("[") + text.count("{") + text.count(",") > MAX_VALUES:  # counts every value, and more
+        raise NotebookError(f"not a notebook we grade: its JSON holds more than {MAX_VALUES} values")
     try:
         notebook = json.loads(text)
     except ValueError as exc:
