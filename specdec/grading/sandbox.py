@@ -6,7 +6,8 @@ submission run in new PID, network, IPC, UTS and mount namespaces
 describes. Run as root, bwrap sets it up and the worker then becomes a
 random unprivileged uid; run as a user, bwrap makes a user namespace. Before
 the submission loads, the worker sets the limits below and a seccomp filter
-(`worker.harden`: no new namespaces or mounts, no SysV IPC). The limits bound
+(`worker.harden`: no new namespaces or mounts, no SysV IPC, no kernel keyring, no
+io_uring, userfaultfd, perf_event_open, bpf or ptrace), and each sandbox runs as a uid of its own. The limits bound
 the whole sandbox, not one process: at most 3 processes or threads, each with
 512 MiB of address space and 32 open files of at most 4 MiB, so under 2 GiB
 in all (plus its 16 MiB /tmp); and CPU seconds. `kill()` kills bwrap itself (our own
@@ -82,6 +83,15 @@ def resolve(mode):
 def _uid():
     """A random unprivileged uid for one sandbox (far above real users' uids)."""
     return 200_000 + secrets.randbelow(2 ** 30)
+
+
+def fresh_identity(config):
+    """`config` with a uid no earlier sandbox had (root only): nothing the kernel keeps per uid joins two sandboxes.
+
+    >>> fresh_identity({"uid": None})
+    {'uid': None}
+    """
+    return dict(config, uid=_uid()) if config.get("uid") else config
 
 
 def worker_config(mode, submission, display, functions, numpy, max_seconds):

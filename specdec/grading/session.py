@@ -213,7 +213,7 @@ def _exchange(spawn, config, requests, outcomes, result, timeout, end, max_secon
     timeouts, i = 0, 0
     while i < len(requests):
         box = Sandboxed(*spawn, result.output)
-        box.send(config)
+        box.send(sandbox.fresh_identity(config))  # a uid of its own: see worker.SYSCALLS (keyring)
         first = box.receive(min(max(LOAD_TIMEOUT, timeout), end - time.monotonic()))
         result.numpy_wanted |= isinstance(first, dict) and first.get("numpy_wanted") is True
         if not (isinstance(first, dict) and first.get("event") == "loaded"):
