@@ -6,6 +6,11 @@
   where the same quotas without the keyring score 63). Now the filter refuses the keyring calls (and other
   kernel interfaces no grading needs: io_uring, userfaultfd, perf_event_open, bpf, ptrace,
   process_vm_readv/writev) and every sandbox runs as a uid of its own.
+- Answers and exceptions the worker could not write as JSON (an int over 4,300 digits, an exception class
+  whose name is not a str, a str() that slices to a dict, a `__module__` that raises when compared) killed
+  the worker ("the worker exited ...: a crash", 17 of 23 cases of tests/submissions/ex02/hostile_unencodable.py)
+  or were refused as protocol errors; and `check()` on a function returning such an int crashed with a
+  ValueError from the grader's own code. Now every one is a case that fails saying what came back.
 """
 
 import errno
@@ -15,7 +20,7 @@ import textwrap
 
 import pytest
 
-from specdec.grading import grade_file, replay, session
+from specdec.grading import check, grade_file, replay, session, worker
 from specdec.grading.registry import exercise
 from specdec.grading.sandbox import bwrap_problem
 
@@ -98,3 +103,46 @@ def test_quotas_carried_through_the_keyring_fail_every_replay():
     lost = {c.name: c.message for c in report.cases if not c.passed}
     assert set(lost) == set(batches) and report.score == 100 - sum(batches.values())
     assert all(m.startswith(replay.MESSAGE) for m in lost.values())
+
+
+@pytest.mark.slow
+def test_answers_and_exceptions_json_cannot_hold_fail_their_cases_with_a_message():
+    """Every case fails (score 0) saying what came back; none says the worker crashed or the grader did."""
+    report = grade_file(os.path.join(SUBS, "ex02", "hostile_unencodable.py"), "ex02", timeout=5.0, mode="process")
+    messages = [c.message for c in report.cases]
+    assert report.score == 0 and not any(c.passed for c in report.cases)
+    for bad in ("worker exited", "not strings", "GRADER BUG", "protocol"):
+        assert not any(bad in m for m in messages), bad
+    for said in ("is an int with more than 3913 digits", "raised (a name that is not a string): odd",
+                 "raised Sly: (str() of the exception failed)", "raised Unnamed: unnamed"):
+        assert any(said in m for m in messages), said
+
+
+def test_describe_exception_never_raises_and_gives_only_strings():
+    class Raises:
+        def __eq__(self, other):
+            raise RuntimeError("no")
+        __hash__ = object.__hash__
+
+    class Unnamed(KeyError):
+        pass
+    Unnamed.__module__ = Raises()
+    try:
+        raise Unnamed("k")
+    except Unnamed as exc:
+        info = worker.describe_exception(exc, "nowhere.py")
+    # str(KeyError("k")) is "'k'"; the class whose module cannot be compared is left out of the builtin ones.
+    assert info == {"type": "Unnamed", "message": "'k'", "builtin_types": ["KeyError", "LookupError", "Exception",
+                                                                            "BaseException", "object"]}
+
+
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_check_reports_a_huge_int_instead_of_crashing(digits):
+    """In a learner's own session too: 10**5000 made check() raise ValueError from the grader's code."""
+    big = 10 ** digits
+
+    def softmax(logits, temperature=1.0):
+        return [big for _ in logits]
+    report = check(softmax, exercise="ex02", quiet=True)
+    said = f"an int with {digits + 1} digits" if digits < 3913 else "an int with more than 3913 digits"
+    assert report.score == 0 and said in report.cases[0].message

@@ -82,8 +82,9 @@ def clean_value(value, depth=0, budget=None):
     if depth > MAX_DEPTH:
         raise ProtocolError(f"a value nested more than {MAX_DEPTH} levels")
     kind = type(value)
-    if kind is int and not -INT_LIMIT <= value < INT_LIMIT:
-        return Foreign(f"an int with {len(str(abs(value)))} digits")
+    if kind is int and not -INT_LIMIT <= value < INT_LIMIT:  # str() of one over 4,300 digits would raise
+        return Foreign(f"an int with {len(str(abs(value)))} digits" if value.bit_length() < 13_000
+                       else "an int with more than 3913 digits")
     if value is None or kind in (bool, int, float):
         return value
     if kind is str:
@@ -93,7 +94,7 @@ def clean_value(value, depth=0, budget=None):
     if kind is dict:
         if list(value) == ["$object"] and type(value["$object"]) is str:
             name = value["$object"][:80]
-            return Foreign(name if name.startswith(("a ", "dict ")) else f"an object of type {name}")
+            return Foreign(name if name.startswith(("a ", "an int ", "dict ")) else f"an object of type {name}")
         return {k[:MAX_STR]: clean_value(v, depth + 1, budget) for k, v in value.items()}
     raise ProtocolError(f"a value of JSON type {kind.__name__}")
 

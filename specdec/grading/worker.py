@@ -27,6 +27,9 @@ import traceback
 MAX_FRAME = 64 * 1024 ** 2  # the largest request read
 MAX_SEND = 12 * 1024 ** 2  # the largest reply sent: above the parent's own 8 MiB limit, so that limit is reached and tested too
 PLAIN_DEPTH = 32
+# An int is sent as a number up to this many bits (3,913 digits): json.dumps refuses one of more than
+# 4,300 digits (Python's int-to-str limit), and the worker died of it, reported as a crash (red team 5).
+INT_BITS = 13_000
 SOURCE = {}  # display name -> the submission's source lines (its file is not on the sandbox's path)
 
 
@@ -66,6 +69,8 @@ def to_plain(value, depth=0):
         except _TooDeep:
             return {"$object": f"a structure nested more than {PLAIN_DEPTH} levels"}
     kind = type(value)
+    if kind is int and value.bit_length() > INT_BITS:
+        return {"$object": f"an int with more than {int(INT_BITS * 0.30103)} digits"}
     if value is None or kind in (bool, int, float, str):
         return value
     if depth > PLAIN_DEPTH:
@@ -81,27 +86,51 @@ def to_plain(value, depth=0):
             return to_plain(value.tolist(), depth + 1)
         item = value.item()
         if type(item) in (bool, int, float):
-            return item
+            return to_plain(item, depth + 1)  # an object-dtype scalar can hold an int of any size
     return {"$object": kind.__name__}
 
 
 def describe_exception(exc, display):
-    """What the parent shows for an exception: type, message, and the submission's line."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == display]
+    """What the parent shows for an exception: type, message, and the submission's line.
+
+    Never raises, and every text is a str: an exception's class can have a `__name__` that is not one (a
+    metaclass), a `__str__` that returns a str subclass slicing to anything, a `__module__` whose `==`
+    raises. Such an exception once crashed the worker or was reported as a grader bug (red team 5).
+
+    >>> class Meta(type):
+    ...     __name__ = property(lambda cls: [1])
+    >>> describe_exception(Meta("Odd", (ValueError,), {})("x"), "f.py")["type"]
+    '(a name that is not a string)'
+    """
+    info = {"type": _str(lambda: type(exc).__name__, "(a name that is not a string)", 100),
+            "message": _str(lambda: str(exc)[:500], "(str() of the exception failed)", 500)}
+    info["builtin_types"] = [_str(lambda: c.__name__, "?", 100) for c in type(exc).__mro__
+                             if _str(lambda: c.__module__, "", 20) == "builtins"]
     try:
-        message = str(exc)[:500]
-    except BaseException:
-        message = "(str() of the exception failed)"
-    info = {"type": type(exc).__name__, "message": message,
-            "builtin_types": [c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"]}
-    if frames:
-        line = frames[-1].lineno
-        lines = SOURCE.get(display)
-        text = lines[line - 1] if lines and 0 < line <= len(lines) else frames[-1].line
-        info.update(line=line, text=(text or "").strip()[:200])
-    if isinstance(exc, SyntaxError) and exc.filename == display:
-        info.update(line=exc.lineno, text=(exc.text or "").strip()[:200])
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == display]
+        if frames:
+            line = frames[-1].lineno
+            lines = SOURCE.get(display)
+            text = lines[line - 1] if lines and 0 < line <= len(lines) else frames[-1].line
+            info.update(line=line, text=(text or "").strip()[:200])
+        if isinstance(exc, SyntaxError) and type(exc.filename) is str and exc.filename == display:
+            info.update(line=exc.lineno, text=_str(lambda: exc.text.strip(), "", 200))
+    except BaseException:  # a traceback or SyntaxError fields the submission forged: no line then
+        info.pop("line", None)
+        info.pop("text", None)
+    if type(info.get("line")) is not int:
+        info.pop("line", None)
+        info.pop("text", None)
     return info
+
+
+def _str(get, fallback, limit):
+    """get() if it returns an exact str (cut at `limit`), else `fallback`; whatever get() raises."""
+    try:
+        value = get()
+    except BaseException:
+        return fallback
+    return str.__getitem__(value, slice(limit)) if type(value) is str else fallback
 
 
 def build_arg(spec):
