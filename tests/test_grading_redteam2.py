@@ -106,7 +106,11 @@ def test_a_reply_flood_costs_its_cases_and_no_memory_and_honest_files_keep_their
     assert out["peak"] < 1024 ** 2  # KiB: under 1 GiB (the flood took the grading process to 4.8 GB)
     score, bonus, status, messages = reports["hostile_reply_flood.py"]
     assert (score, bonus, status) == (0, 0, "failed")
-    assert messages[0] == f"the sandbox sent a reply with more than {protocol.MAX_ITEMS} values"
+    flood = f"the sandbox sent a reply with more than {protocol.MAX_ITEMS} values"
+    shown = [m.split(" (hint:")[0] for m in messages]
+    assert flood in shown  # cases run in a secret order: the first one it answers floods
+    # Each case restarts the sandbox; on a loaded machine the 8 s budget can run out first: "not run" is fair.
+    assert all(m == flood or m.startswith(("not run: ", "timed out after ", "the submission's total time")) for m in shown), messages
     assert reports["hostile_ansi_at_import.py"][:3] == [0, 0, "error"]
     for name in ("good_plain.py", "good_line_separators.ipynb"):  # the honest notebook scored 0 before the fix
         alone = grade_file(os.path.join(SUBS, name), "ex01", **OPTIONS)
