@@ -26,6 +26,8 @@ parent never crashes.
 import json
 import math
 
+from .worker import long_int
+
 MAX_REPLY = 8 * 1024 ** 2
 MAX_DEPTH = 40
 MAX_ITEMS = 1_000_000  # the largest honest reply holds about 100000
@@ -83,8 +85,7 @@ def clean_value(value, depth=0, budget=None):
         raise ProtocolError(f"a value nested more than {MAX_DEPTH} levels")
     kind = type(value)
     if kind is int and not -INT_LIMIT <= value < INT_LIMIT:  # str() of one over 4,300 digits would raise
-        return Foreign(f"an int with {len(str(abs(value)))} digits" if value.bit_length() < 13_000
-                       else "an int with more than 3913 digits")
+        return Foreign(long_int(value) or f"an int with {len(str(abs(value)))} digits")
     if value is None or kind in (bool, int, float):
         return value
     if kind is str:

@@ -77,7 +77,6 @@ def outputs(outcome, calls, vocab, replayed=True, possible=None):
     Subtle: counts alone judge a batch, not each call: a file that never verifies and emits a sample of
     p's first row gets the first token's law exactly right (tests/submissions/ex04/hostile_never_verifies.py).
     """
-    seen = {}
     if "results" not in outcome:
         return None, outcome.get("failure") or "GRADER BUG, not your mistake: " + outcome.get("worker_error", "")
     got = []
@@ -101,8 +100,9 @@ def outputs(outcome, calls, vocab, replayed=True, possible=None):
         got.append(value)
     if replayed and outcome.get("replay") != "":
         return None, outcome.get("replay") or "GRADER BUG, not your mistake: the calls were not replayed"
-    for i, (value, call) in enumerate(zip(got, calls)) if possible is not None else ():
-        key = repr(call["args"][:3])  # a batch's calls share their rows: a few drafts, many seeds
+    seen = {}  # a batch's calls share their rows (a few drafts, many seeds): each set computed once
+    for i, (value, call) in enumerate(zip(got, calls) if possible else ()):
+        key = repr(call["args"][:3])
         if key not in seen:
             seen[key] = possible(*call["args"][:3])
         if (value["acceptance_count"], value["bonus_token"]) not in seen[key]:

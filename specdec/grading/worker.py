@@ -69,8 +69,8 @@ def to_plain(value, depth=0):
         except _TooDeep:
             return {"$object": f"a structure nested more than {PLAIN_DEPTH} levels"}
     kind = type(value)
-    if kind is int and value.bit_length() > INT_BITS:
-        return {"$object": f"an int with more than {int(INT_BITS * 0.30103)} digits"}
+    if kind is int and long_int(value):
+        return {"$object": long_int(value)}
     if value is None or kind in (bool, int, float, str):
         return value
     if depth > PLAIN_DEPTH:
@@ -88,6 +88,15 @@ def to_plain(value, depth=0):
         if type(item) in (bool, int, float):
             return to_plain(item, depth + 1)  # an object-dtype scalar can hold an int of any size
     return {"$object": kind.__name__}
+
+
+def long_int(value):
+    """The name of an int too long to send or print (over INT_BITS bits), else None; the parent uses it too.
+
+    >>> long_int(10 ** 5000), long_int(10 ** 50)
+    ('an int with more than 3913 digits', None)
+    """
+    return f"an int with more than {int(INT_BITS * 0.30103)} digits" if value.bit_length() > INT_BITS else None
 
 
 def describe_exception(exc, display):
