@@ -108,10 +108,14 @@ def shape(func, possible=None):
     """A kind's make(): one seeded call on a random draft (K = 3, 5 tokens) must give a well-formed dict
     that the rule can give on that draft (`possible`, see `stats.outputs`)."""
     def make(rng, kind):
-        q, p = [smooth_row(rng, 5) for _ in range(3)], [smooth_row(rng, 5) for _ in range(4)]
-        tokens = [rng.choices(range(5), weights=row)[0] for row in q]
-        return _shape_case(func, rng, kind, tokens, q, p, possible)
+        return _shape_case(func, rng, kind, *_random_draft(rng), possible)
     return make
+
+
+def _random_draft(rng):
+    """(tokens, q, p): K = 3 smooth rows over 5 tokens, each token drawn from its q row, and 4 target rows."""
+    q, p = [smooth_row(rng, 5) for _ in range(3)], [smooth_row(rng, 5) for _ in range(4)]
+    return [rng.choices(range(5), weights=row)[0] for row in q], q, p
 
 
 def _shape_case(func, rng, kind, tokens, q, p, possible=None):
@@ -210,8 +214,7 @@ def invalid(func, reference, which):
     the fault also fires on the shape case, where raising voids them (`verdict.indiscriminate`).
     """
     def make(rng, kind):
-        q, p = [smooth_row(rng, 5) for _ in range(3)], [smooth_row(rng, 5) for _ in range(4)]
-        tokens = [rng.choices(range(5), weights=row)[0] for row in q]
+        tokens, q, p = _random_draft(rng)
         if which == "draft_probs":
             q = q[:rng.randrange(1, 3)]
         elif which == "target_probs":
