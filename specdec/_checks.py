@@ -46,6 +46,21 @@ def to_float(value, name):
         raise too_large(value, name) from None
 
 
+def check_nonnegative(value, name):
+    """`value` as a float: a real number (TypeError otherwise, as for every wrong type), >= 0, not NaN.
+
+    >>> check_nonnegative(-0.1, "eps")
+    Traceback (most recent call last):
+    ...
+    ValueError: eps must be a number >= 0, got -0.1
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number >= 0, got {type(value).__name__} {shown(value)}")
+    if not value >= 0:   # also refuses NaN
+        raise ValueError(f"{name} must be a number >= 0, got {shown(value)}")
+    return to_float(value, name)
+
+
 def too_large(value, name):
     """The ValueError `to_float` raises for a number too large for a float (returned, not raised)."""
     digits = len(str(abs(int(value)))) if isinstance(value, numbers.Integral) else "too many"

@@ -41,10 +41,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import multidraft, rules
-from ._checks import check_sequence, shown, to_float
+from ._checks import check_nonnegative, check_sequence, shown, to_float
 from .interface import Draft, RowDraft, Target, check_model  # noqa: F401  (importable from here too)
 from .numpy_rows import NumpyRows, sample_index
-from .typical import check_parameter
 
 RULES = ("token", "block", "tree", "typical", "greedy")
 
@@ -84,11 +83,7 @@ def _check(prompt_ids, max_new_tokens, temperature, vocab_size, gamma=1):
         if v < low:
             raise ValueError(f"{name} is {v}, it must be >= {low}")
         to_float(v, name)  # an int too large for a float (10 ** 400) is a ValueError naming it, not a hang
-    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
-        raise TypeError(f"temperature must be a number >= 0, got {type(temperature).__name__} {shown(temperature)}")
-    if not temperature >= 0:   # also refuses NaN
-        raise ValueError(f"temperature must be a number >= 0, got {shown(temperature)}")
-    to_float(temperature, "temperature")
+    check_nonnegative(temperature, "temperature")
     ids = check_sequence(prompt_ids, "prompt_ids")   # a str is refused: encode text with target.encode first
     for i, t in enumerate(ids):
         if isinstance(t, bool) or not isinstance(t, numbers.Integral):
@@ -119,8 +114,8 @@ def _check_rule(draft, target, verify, temperature, width, eps, delta):
         raise ValueError(f"the draft has {draft.V} ids but the target has {target.V}: they must share a vocabulary")
     # eps and delta as typical_verify checks them (a negative eps would accept every draft, silently)
     return (2 if width is None else int(width)), \
-        (rules.TYPICAL_EPS if eps is None else check_parameter(eps, "eps")), \
-        (rules.TYPICAL_DELTA if delta is None else check_parameter(delta, "delta"))
+        (rules.TYPICAL_EPS if eps is None else check_nonnegative(eps, "eps")), \
+        (rules.TYPICAL_DELTA if delta is None else check_nonnegative(delta, "delta"))
 
 
 def _rng(rng):

@@ -34,7 +34,7 @@ import random
 from fractions import Fraction
 
 from .exact_steps import RULES, STEPS, recursive_rejection_outcomes
-from .typical import check_parameter
+from ._checks import check_nonnegative
 
 
 def toy_model(vocab_size, seed, max_weight=4):
@@ -108,7 +108,7 @@ def _options(rule, options):
         if name == "width" and _count(value, "width") < 1:
             raise ValueError(f"width must be an int >= 1, got {value}")
         if name in ("eps", "delta"):
-            check_parameter(value, name)
+            check_nonnegative(value, name)
     return STEPS[rule]
 
 

@@ -27,9 +27,8 @@ draft rows and the samples; the loops are `rules.greedy_rule` and `rules.typical
     {'accepted_tokens': [1], 'bonus_token': 1, 'acceptance_count': 1}
 """
 
-import numbers
 
-from ._checks import check_scored, shown, to_float
+from ._checks import check_nonnegative, check_scored
 from .residual import argmax
 from .rules import TYPICAL_DELTA, TYPICAL_EPS, greedy_rule, typical_rule
 
@@ -41,18 +40,9 @@ def greedy_verify(draft_tokens, target_probs):
     return {"accepted_tokens": tokens[:n], "bonus_token": bonus, "acceptance_count": n}
 
 
-def check_parameter(value, name):
-    """eps or delta as a float: a real number (TypeError otherwise, as for every wrong type), >= 0, not NaN."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number >= 0, got {type(value).__name__} {shown(value)}")
-    if not value >= 0:   # also refuses NaN
-        raise ValueError(f"{name} must be a number >= 0, got {shown(value)}")
-    return to_float(value, name)
-
-
 def typical_verify(draft_tokens, target_probs, eps=TYPICAL_EPS, delta=TYPICAL_DELTA):
     """Typical acceptance of a draft of K tokens against K or K + 1 target rows; the graded function's dict."""
-    eps, delta = check_parameter(eps, "eps"), check_parameter(delta, "delta")
+    eps, delta = check_nonnegative(eps, "eps"), check_nonnegative(delta, "delta")
     tokens, p = check_scored(draft_tokens, target_probs)
     n, bonus = typical_rule(tokens, p, eps, delta)
     return {"accepted_tokens": tokens[:n], "bonus_token": bonus, "acceptance_count": n}
