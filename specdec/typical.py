@@ -27,7 +27,6 @@ draft rows and the samples; the loops are `rules.greedy_rule` and `rules.typical
     {'accepted_tokens': [1], 'bonus_token': 1, 'acceptance_count': 1}
 """
 
-
 from ._checks import check_nonnegative, check_scored
 from .residual import argmax
 from .rules import TYPICAL_DELTA, TYPICAL_EPS, greedy_rule, typical_rule
