@@ -61,6 +61,19 @@ def check_nonnegative(value, name):
     return to_float(value, name)
 
 
+def check_bool(value, name, meaning=""):
+    """`value` must be True or False (Python's bool or NumPy's), else TypeError: a truthy "no" would switch silently.
+
+    >>> check_bool("no", "replace")
+    Traceback (most recent call last):
+    ...
+    TypeError: replace must be True or False, got str 'no'
+    """
+    if type(value).__name__ not in ("bool", "bool_"):   # numpy.bool_ / numpy.bool, without importing NumPy
+        raise TypeError(f"{name} must be True or False{meaning}, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 def too_large(value, name):
     """The ValueError `to_float` raises for a number too large for a float (returned, not raised)."""
     digits = len(str(abs(int(value)))) if isinstance(value, numbers.Integral) else "too many"

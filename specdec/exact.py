@@ -34,7 +34,7 @@ import random
 from fractions import Fraction
 
 from .exact_steps import RULES, STEPS, recursive_rejection_outcomes
-from ._checks import check_nonnegative
+from ._checks import check_bool, check_nonnegative
 
 
 def toy_model(vocab_size, seed, max_weight=4):
@@ -103,8 +103,8 @@ def _options(rule, options):
         if name not in OPTIONS[rule]:
             takes = ", ".join(OPTIONS[rule]) or "no options"
             raise TypeError(f"{name} is not an option of rule {rule!r} (it takes {takes})")
-        if name in ("replace", "naive") and type(value).__name__ not in ("bool", "bool_"):   # NumPy bools too
-            raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+        if name in ("replace", "naive"):
+            check_bool(value, name)
         if name == "width" and _count(value, "width") < 1:
             raise ValueError(f"width must be an int >= 1, got {value}")
         if name in ("eps", "delta"):

@@ -41,7 +41,7 @@ import math
 import numbers
 import operator
 
-from ._checks import check_row, check_sequence, check_target_rows, check_token, first_too_large, shown
+from ._checks import check_bool, check_row, check_sequence, check_target_rows, check_token, first_too_large, shown
 
 MAX_CANDIDATES = 1_000_000   # per position: far more than any tree has, few enough to draw at once
 from .rules import PlainRows, token_accepts
@@ -124,9 +124,7 @@ def draw_candidates(q, k, rng=None, replace=False):
 
 def _check_replace(replace):
     # Subtle: any truthy value ("no", 0.5) would silently switch to i.i.d. draws, another law for q_j.
-    if type(replace).__name__ not in ("bool", "bool_"):   # Python's bool or NumPy's (numpy.bool_, numpy.bool)
-        raise TypeError(f"replace must be True (i.i.d. draws) or False (without replacement), got "
-                        f"{type(replace).__name__} {replace!r}")
+    check_bool(replace, "replace", " (i.i.d. draws or without replacement)")
 
 
 def children_by_row(parents):
