@@ -6,7 +6,7 @@ width w and depth d scores w + ... + w^d nodes and the root in one call; it is
 run at every depth whose positions a chain also scores (width 2: depths 1 and
 2, the positions of gamma 2 and 6), and set beside the token rule there.
 
-The protocol (`specdec.measure`): every timed prompt is a fresh slice of the
+The protocol (`specdec.generation.measure`): every timed prompt is a fresh slice of the
 held-out end of the corpus, generated once by plain decoding and once by
 speculative decoding at one gamma, back to back, the side that goes first
 alternating. Each rule runs on a freshly loaded draft, after an untimed warm-up
@@ -44,8 +44,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from specdec.decode import autoregressive_generate  # noqa: E402
-from specdec.measure import (call_costs, compare, fresh_prompts, predicted_speedup, ratio_difference_ci,  # noqa: E402
+from specdec.generation.decode import autoregressive_generate  # noqa: E402
+from specdec.generation.measure import (call_costs, compare, fresh_prompts, predicted_speedup, ratio_difference_ci,  # noqa: E402
                              visited_contexts)
 from specdec.models import load_pretrained  # noqa: E402
 from specdec.models.data import pydoc_text  # noqa: E402

@@ -5,7 +5,7 @@ For float32 matrices W of 1 MB to far past the last-level cache and x of
 rows positions in one call, relative to one), then the two roofs: the peak
 arithmetic rate of one core and the bandwidth from DRAM and from cache, and
 their balance points. Times are medians of repeats in CPU time, the row
-counts of a size timed in a shuffled order on every repeat (`specdec.roofline`).
+counts of a size timed in a shuffled order on every repeat (`specdec.generation.roofline`).
 Lesson 08 explains the table.
 
     python benchmarks/bench_roofline.py [--quick]
@@ -18,7 +18,7 @@ import sys
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # one core; set before NumPy loads
 
-from specdec.roofline import bandwidth, cache_sizes, last_level_cache, layer_times, peak_gflops  # noqa: E402
+from specdec.generation.roofline import bandwidth, cache_sizes, last_level_cache, layer_times, peak_gflops  # noqa: E402
 
 
 def main(argv=None):

@@ -41,7 +41,7 @@ import numpy as np
 
 from specdec import verify_speculative_tokens
 from specdec.batched import sample_batch, verify_batch
-from specdec.batched_naive import naive_verify_batch
+from specdec.batched.naive import naive_verify_batch
 
 
 # --- the harness ---------------------------------------------------------------------------------
@@ -229,7 +229,7 @@ def probs_table(args, rng):
 # --- 3. per-row seeds ------------------------------------------------------------------------------
 
 def seeds_table(args, rng):
-    from specdec.batched_seeds import row_uniforms
+    from specdec.batched.seeds import row_uniforms
     reps = 5 if args.quick else 15
     print(f"The price of per-row seeds: sample_batch from logits, float32, K = 4, time per batch in ms, "
           f"median [min-max] of {reps}")

@@ -15,7 +15,7 @@ page or file answers (a folder, a module of specdec), and docs/_ext/docstrings.p
 plain-text docstrings. Notebooks are rendered from their committed outputs, never run.
 
 The API reference gets one page per public module of specdec, found by walking the package, so
-a new module appears without an edit. A private module (specdec._checks, specdec._batched_rules,
+a new module appears without an edit. A private module (specdec._checks, specdec.batched.rules,
 specdec.__main__) has none: it is how the public ones work, not something a reader calls, and
 its public siblings' pages say what it does for them. Each page is `automodule` (the module's docstring, then
 its documented functions and classes), and a package's page lists its modules.
@@ -27,7 +27,7 @@ which for _site/ would be the repository's root.
 Subtle: symlinks instead of copies would be lighter, but MyST resolves a link through the real
 path of the file it is in, which lies outside the source folder, and then finds no page. And
 autosummary's recursive mode is not used for the API pages: it resolves a dotted name attribute
-first, so `specdec.grading.check` (a module) became the function that `specdec.grading`
+first, so `grader.check` (a module) became the function that `grader`
 re-exports under the same name, and the module's page was lost.
 """
 

@@ -87,7 +87,7 @@ def make_notebook(folder, stub):
                                       f"`python -m specdec.grade {name}.ipynb`, run here in your session: failures "
                                       "first, then one most likely cause. (Only the command line, which runs your "
                                       "file in a sandbox, decides the plain-Python bonus.)"),
-        nbformat.v4.new_code_cell(f'from specdec.grading import check\n\ncheck({functions}, exercise="{name[:4]}")'),
+        nbformat.v4.new_code_cell(f'from grader import check\n\ncheck({functions}, exercise="{name[:4]}")'),
     ]
     return nb
 

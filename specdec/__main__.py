@@ -2,7 +2,7 @@
 
     python -m specdec generate --prompt "The " --gamma 4 --compare
 
-`--verify` picks the verification rule (`specdec.decode`): token (the default),
+`--verify` picks the verification rule (`specdec.generation.decode`): token (the default),
 block, greedy (temperature 0 only), typical (Medusa's; not lossless) or tree
 (`--width` children per node, `--gamma` levels deep).
 
@@ -11,7 +11,7 @@ bonus tokens in red when stdout is a terminal (and NO_COLOR is not set);
 otherwise every target token is put in [brackets], so a file keeps the
 distinction. `--compare` also runs plain decoding and times both, honestly:
 after an untimed warm-up on other text, each side generates this prompt once,
-a text the draft has not seen in this process (see `specdec.measure`).
+a text the draft has not seen in this process (see `specdec.generation.measure`).
 
 Exit codes: 0 done; 2 a bad argument (one line under the command's usage);
 1 a failure while generating, or stdout closed early (`| head`), which, as
@@ -50,7 +50,7 @@ def render(text_of, tokens, from_draft, colour):
 
 
 def generate(args):
-    from .decode import autoregressive_generate, speculative_generate
+    from .generation.decode import autoregressive_generate, speculative_generate
     from .models import load_pretrained
     from .theory import expected_tokens_per_step
 

@@ -21,7 +21,7 @@ On average the token rule keeps beta + beta^2 = 2/3 + 4/9 = 10/9 tokens; block
 verification keeps E[w_1] + E[w_2] = 2/3 + 5/9 = 11/9 (step 4 below):
 
     >>> from fractions import Fraction as F
-    >>> from specdec.theory import expected_accepted
+    >>> from specdec.exact import expected_accepted
     >>> p, q = (lambda s: (F(1, 3), F(2, 3))), (lambda s: (F(2, 3), F(1, 3)))
     >>> expected_accepted(p, q, 2, "token"), expected_accepted(p, q, 2, "block")
     (Fraction(10, 9), Fraction(11, 9))
@@ -29,7 +29,7 @@ verification keeps E[w_1] + E[w_2] = 2/3 + 5/9 = 11/9 (step 4 below):
     {'accepted_tokens': [0, 1], 'bonus_token': 1, 'acceptance_count': 2}
 
 Why it is lossless (Sun et al.'s Theorem 1; this derivation is ours, and
-`theory.emitted_distribution` checks it exactly). Write s = x_1..x_i, q(s), p(s)
+`exact.emitted_distribution` checks it exactly). Write s = x_1..x_i, q(s), p(s)
 for its probability under each model, and let every x_i be drawn from q_{i-1}.
 
 1. w_i(s) is the share of s that may be kept: unrolled, w_i = min over j of the
@@ -72,7 +72,7 @@ verification for them, whose missing q it filled with 1.0 for the drafted token.
 consistently, as a one-hot row on the drafted token (in the weights, the residual masses
 and the residual alike), that is lossless for both rules: each fixed draft is a valid
 deterministic draft. A row of ones for EVERY token is not. Both are measured exactly by
-`theory.step_outcomes(..., reported="one-hot" or "ones")`.
+`exact.step_outcomes(..., reported="one-hot" or "ones")`.
 
 Edges (each tested):
 - 0/0 in h_i (Z_i = 0 and w_i = 1): h_i = 1. In (*) any h_i works there (1 - w_i + Z_i = 0);

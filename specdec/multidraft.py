@@ -21,7 +21,7 @@ candidates before it (and independent of the uniforms). Hence:
 - draws without replacement from q (distinct candidates): q_j = q with x_1..x_{j-1}
   removed and renormalised, q(x) / (1 - q(x_1) - ... - q(x_{j-1})); that is
   `without_replacement_probs`. Passing q itself there is a classic mistake and
-  is NOT lossless (`theory.multi_draft_distribution(..., naive=True)` measures it).
+  is NOT lossless (`exact.multi_draft_distribution(..., naive=True)` measures it).
 
     >>> p, q = [0.5, 0.5, 0.0], [0.0, 0.5, 0.5]
     >>> without_replacement_probs(q, [2, 1])          # after drawing 2, only 1 is left

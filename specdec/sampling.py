@@ -9,7 +9,7 @@ Same rule as the graded `verify.py`, with the two argmaxes replaced by draws
 
 When each x_i was drawn from q_i, every token this emits is distributed exactly
 as the target p would have produced it (`theory.exact_output_distribution`
-proves it for one token by enumeration, `theory.emitted_distribution` for whole
+proves it for one token by enumeration, `exact.emitted_distribution` for whole
 texts). Validation and the returned keys are those of `verify_speculative_tokens`;
 the correction or bonus is in 'bonus_token'. The loop is `rules.token_rule`;
 `block.block_verify` is its sibling that judges the drafted block as a whole.
@@ -22,7 +22,6 @@ import numbers
 import random
 
 from ._checks import check_draft
-from .residual import sample_from  # noqa: F401  (lives with the residual; lesson 03 imports it from here)
 from .rules import token_rule
 
 

@@ -11,8 +11,7 @@ acceptance rate alpha, cost ratio c = time of one draft call / one target call):
 and, by enumeration rather than sampling, the distribution of the token one
 accept-or-resample step emits (`exact_output_distribution`), which equals p.
 For whole steps of several tokens (the token rule, block verification, trees,
-greedy and typical acceptance) on toy models, see `exact.py`, re-exported here:
-`emitted_distribution`, `target_distribution`, `expected_accepted`, ...
+greedy and typical acceptance) on toy models, see `specdec.exact`.
 
     >>> [round(v, 12) for v in exact_output_distribution([0.1, 0.6, 0.3], [0.5, 0.2, 0.3])]
     [0.1, 0.6, 0.3]
@@ -23,10 +22,6 @@ import numbers
 
 from ._checks import check_row, shown, to_float
 from .residual import residual_distribution
-
-# Rules that emit several tokens (token, block, trees, greedy, typical), enumerated exactly: exact.py.
-from .exact import (emitted_distribution, expected_accepted, multi_draft_distribution,  # noqa: F401
-                    step_outcomes, target_distribution, total_variation, toy_model)
 
 
 def _check_pair(p, q):

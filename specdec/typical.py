@@ -17,7 +17,7 @@ draft rows and the samples; the loops are `rules.greedy_rule` and `rules.typical
   q = [1/2, 1/2], K = 1. H(p) = 0.199 nats, so the bar is min(0.09, 0.3 * 0.820) =
   0.09: a drafted 0 (p = 0.05) fails and the greedy correction is 1; a drafted 1
   passes. The first token is always 1, where the target says 0 one time in 20:
-  TV = 1/20 (`theory.emitted_distribution(..., "typical")` computes such TVs exactly).
+  TV = 1/20 (`exact.emitted_distribution(..., "typical")` computes such TVs exactly).
 
     >>> typical_verify([0], [[0.05, 0.95]])      # 0.05 < 0.09: rejected, the greedy correction is 1
     {'accepted_tokens': [], 'bonus_token': 1, 'acceptance_count': 0}

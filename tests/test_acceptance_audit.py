@@ -22,7 +22,7 @@ import pytest
 
 from specdec.block import block_verify
 from specdec.multidraft import multi_draft_sample, without_replacement_probs
-from specdec.theory import expected_accepted, multi_draft_distribution, step_outcomes, toy_model
+from specdec.exact import expected_accepted, multi_draft_distribution, step_outcomes, toy_model
 from specdec.typical import typical_verify
 
 
@@ -281,7 +281,7 @@ def models():
     ({"prompt_ids": [1, 2.0]}, TypeError, r"prompt_ids\[1\] is 2.0, not a token id"),
 ])
 def test_speculative_generate_names_the_bad_argument(models, kwargs, error, match):
-    from specdec.decode import speculative_generate
+    from specdec.generation.decode import speculative_generate
     draft, target = models
     with pytest.raises(error, match=match):
         speculative_generate(draft, target, **({"prompt_ids": [1, 2], "max_new_tokens": 3, "gamma": 2} | kwargs))

@@ -24,10 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specdec import verify_speculative_tokens
-from specdec._batched_rules import draw_rows
+from specdec.batched.rules import draw_rows
 from specdec.batched import sample_batch, verify_batch
-from specdec.batched_naive import naive_verify_batch
-from specdec.batched_seeds import row_uniforms
+from specdec.batched.naive import naive_verify_batch
+from specdec.batched.seeds import row_uniforms
 
 Z_MAX = 4.5
 

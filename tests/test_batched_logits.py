@@ -22,7 +22,7 @@ from _batched_reference import greedy_row, graded_row, max_z, row_uniform, sampl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import specdec.batched_logits as batched_logits
+import specdec.batched.logits as batched_logits
 from specdec.batched import sample_batch, verify_batch
 
 TOL = {np.float32: 1e-5, np.float64: 1e-11}

@@ -28,7 +28,7 @@ import pytest
 from _batched_reference import sampled_row, softmax_rows
 
 from specdec.batched import sample_batch, verify_batch
-from specdec.batched_seeds import row_uniforms
+from specdec.batched.seeds import row_uniforms
 
 PLACEHOLDER = -1
 

@@ -1,7 +1,7 @@
 """block.block_verify (Sun et al. 2024) against hand-worked cases, exact enumeration and fixed-seed statistics.
 
 References: the paper's two-token example worked by hand in exact fractions (below); the
-exact step distribution of `theory.step_outcomes` (itself checked against the target in
+exact step distribution of `exact.step_outcomes` (itself checked against the target in
 test_exact_rules.py); the token rule (`speculative_sample`) at K = 1, draw for draw; and
 fixed-seed frequencies with a stated tolerance that two known-wrong block rules fail.
 Notation: target p, draft q, K = gamma drafted tokens.
@@ -16,7 +16,7 @@ import pytest
 from specdec import speculative_sample
 from specdec.block import block_verify
 from specdec.rules import PlainRows, block_rule
-from specdec.theory import expected_accepted, step_outcomes, toy_model
+from specdec.exact import expected_accepted, step_outcomes, toy_model
 
 # The paper's example (context-free rows, K = 2): the target prefers b = 1, the draft a = 0.
 P_EX, Q_EX = (F(1, 3), F(2, 3)), (F(2, 3), F(1, 3))
@@ -194,7 +194,7 @@ def worst_z(counts, exact, n_runs):
 @pytest.fixture(scope="module")
 def exact():
     p, q = toy_model(V, SEED_P), toy_model(V, SEED_Q)
-    from specdec.theory import target_distribution
+    from specdec.exact import target_distribution
     return step_outcomes(p, q, K, "block"), target_distribution(p, 2)
 
 

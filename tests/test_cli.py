@@ -127,7 +127,7 @@ def models():
 
 
 def test_greedy_text_is_greedy_decoding(models):
-    from specdec.decode import autoregressive_generate
+    from specdec.generation.decode import autoregressive_generate
     _, target = models
     out = run(*GREEDY)
     marked = out.stdout.split("\n\nlegend:")[0]          # target tokens are shown as [x]
@@ -138,7 +138,7 @@ def test_greedy_text_is_greedy_decoding(models):
 @pytest.mark.parametrize("verify, width, gamma", SAMPLED)
 def test_sampled_text_and_marks_are_speculative_generates(models, verify, width, gamma):
     # the reference: the library called with the same options and seed; every target token is shown as [x]
-    from specdec.decode import speculative_generate
+    from specdec.generation.decode import speculative_generate
     draft, target = models
     res = speculative_generate(draft, target, target.encode("If the "), 30, gamma, 1.0, 5, verify=verify,
                                **({} if width is None else {"width": width}))

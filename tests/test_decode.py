@@ -1,4 +1,4 @@
-"""Speculative generation with the shipped models against plain decoding (specdec.decode, python -m specdec).
+"""Speculative generation with the shipped models against plain decoding (specdec.generation.decode, python -m specdec).
 
 Independent references: greedy autoregressive decoding (token for token, for every rule at
 T = 0), the target's own next-token distributions (fixed-seed statistical tests with a stated
@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from specdec import rules
-from specdec.decode import Draft, RowDraft, Target, autoregressive_generate, speculative_generate
+from specdec.generation.decode import autoregressive_generate, speculative_generate
+from specdec.generation.interface import Draft, RowDraft, Target
 from specdec.models import load_pretrained
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

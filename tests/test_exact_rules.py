@@ -10,8 +10,8 @@ from fractions import Fraction as F
 
 import pytest
 
-from specdec.theory import (emitted_distribution, expected_accepted, multi_draft_distribution, step_outcomes,
-                            target_distribution, total_variation, toy_model)
+from specdec.exact import (emitted_distribution, expected_accepted, multi_draft_distribution, step_outcomes,
+                           target_distribution, total_variation, toy_model)
 
 
 def toy_pairs(count, max_gamma=3):

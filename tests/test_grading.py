@@ -24,11 +24,11 @@ import pytest
 
 import specdec
 from specdec import theory
-from specdec.grading import check, grade_file, replay
-from specdec.grading.diagnose import signatures
-from specdec.grading.registry import EXERCISES, exercise
-from specdec.grading.release import release
-from specdec.grading.sandbox import bwrap_problem
+from grader import check, grade_file, replay
+from grader.diagnose import signatures
+from grader.registry import EXERCISES, exercise
+from grader.release import release
+from grader.sandbox import bwrap_problem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUBS = os.path.join(ROOT, "tests", "submissions")
@@ -49,7 +49,7 @@ def load(path):
 
 def cli(capsys, *args):
     """(exit code, stdout, stderr) of `python -m specdec.grade ARGS`, run in this process."""
-    from specdec.grade import main
+    from grader.cli import main
     capsys.readouterr()
     try:
         code = main(list(args))
@@ -291,7 +291,7 @@ def test_notebook_is_parsed_as_ipython_parses_it(tmp_path):
               "# a comment about specdec.grading and check() changes nothing\n"
               "ok = (1\n!= 2)   # a continuation line that starts with !=\nmod = (7\n%3)",
               "%time assert ok and mod == 1",
-              "from specdec.grading import check\ncheck(verify_speculative_tokens, exercise='ex01')")
+              "from grader import check\ncheck(verify_speculative_tokens, exercise='ex01')")
     report = grade_file(path, timeout=TIMEOUT, mode=MODE)
     assert (report.error, report.score, report.bonus) == ("", 100, 10)
 
@@ -415,7 +415,7 @@ def test_ex01_stub_and_statement_keep_the_template_verbatim():
 
 def test_importing_the_grader_and_all_cases_imports_no_numpy():
     code = ("import sys, specdec.grading, specdec.grade\n"
-            "from specdec.grading.registry import EXERCISES\n"
+            "from grader.registry import EXERCISES\n"
             "[e.cases(0) for e in EXERCISES.values()]\n"
             "print('numpy' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
@@ -423,7 +423,7 @@ def test_importing_the_grader_and_all_cases_imports_no_numpy():
 
 def test_the_worker_uses_the_standard_library_only():
     import ast
-    tree = ast.parse(open(os.path.join(ROOT, "specdec", "grading", "worker.py")).read())
+    tree = ast.parse(open(os.path.join(ROOT, "grader", "worker.py")).read())
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
     assert not any(isinstance(n, ast.ImportFrom) and n.level > 0 for n in ast.walk(tree))  # nothing from specdec
@@ -443,7 +443,7 @@ def test_library_turns_overflow_into_a_clean_value_error():
 # ---- whose fault: the learner's line, or plainly the grader's ------------------------------------------
 def test_a_crashing_judge_or_worker_is_reported_as_a_grader_bug():
     from dataclasses import replace
-    from specdec.grading import verdict
+    from grader import verdict
     ex = exercise("ex03")
     cases = list(ex.cases(0))
     cases[0] = replace(cases[0], judge=lambda outcome: 1 / 0)  # a judge with a bug

@@ -1,6 +1,6 @@
-"""Exercise 6's cases (specdec/grading/ex06.py): its exact cases, its statistics, its catalogue of mistakes.
+"""Exercise 6's cases (exercises/ex06_block/grading.py): its exact cases, its statistics, its catalogue of mistakes.
 
-Independent references: `theory.step_outcomes` (the exact enumeration, in Fractions) for the laws
+Independent references: `exact.step_outcomes` (the exact enumeration, in Fractions) for the laws
 the grader's own enumerator computes; `block.block_verify` for the rule behind the catalogue;
 binomial tails summed in Fractions for the statistical test's intervals; the statement
 (exercises/ex06_block/README.md) for the public cases. Each learner file in
@@ -16,11 +16,12 @@ from fractions import Fraction
 import pytest
 
 from specdec.block import block_verify
-from specdec.grading import check, stats
-from specdec.grading.diagnose import signatures
-from specdec.grading.ex06 import MISTAKES, RULES, rule_law, wrong_block
-from specdec.grading.registry import exercise
-from specdec.theory import step_outcomes
+from exercises.common import stats
+from grader import check
+from grader.diagnose import signatures
+from exercises.ex06_block.grading import MISTAKES, RULES, rule_law, wrong_block
+from grader.registry import exercise
+from specdec.exact import step_outcomes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EX = exercise("ex06")

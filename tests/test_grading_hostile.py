@@ -24,11 +24,11 @@ import uuid
 
 import pytest
 
-from specdec.grading import grade_file, protocol, session, worker
-from specdec.grading.batch import grade_folder, write_csv
-from specdec.grading.cases import failing_mistakes
-from specdec.grading.registry import exercise
-from specdec.grading.sandbox import bwrap_problem
+from grader import grade_file, protocol, session, worker
+from grader.batch import grade_folder, write_csv
+from grader.cases import failing_mistakes
+from grader.registry import exercise
+from grader.sandbox import bwrap_problem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUBS = os.path.join(ROOT, "tests", "submissions", "ex01")
@@ -277,7 +277,7 @@ def test_exotic_exceptions_fail_their_cases_and_nothing_else(batch):
 def test_the_mount_table_names_neither_the_course_nor_the_class_folder(batch):
     messages = " ".join(failed(batch["reports"]["hostile_read_mounts.py"]).values())
     assert "leak: " in messages and "/grader/worker.py" in messages and "/work/submission.py" in messages
-    assert ROOT not in messages and "specdec/grading" not in messages and str(batch["folder"]) not in messages
+    assert ROOT not in messages and os.path.join(ROOT, "grader") not in messages and str(batch["folder"]) not in messages
 
 
 @pytest.mark.parametrize("name, error", [

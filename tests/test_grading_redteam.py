@@ -21,14 +21,14 @@ import time
 import pytest
 from hypothesis import given, strategies as st
 
-from specdec.grading import batch, check, grade_file, protocol, replay, session
-from specdec.grading.batch import folder_exercise, grade_apart, grade_folder
-from specdec.grading.diagnose import signatures
-from specdec.grading.notebook import MAGIC, NotebookError, code_cells, notebook_to_script
-from specdec.grading.registry import exercise
-from specdec.grading.report import clean, csv_cell, label
-from specdec.grading.sandbox import bwrap_problem
-from specdec.grading.submission import read_code
+from grader import batch, check, grade_file, protocol, replay, session
+from grader.batch import folder_exercise, grade_apart, grade_folder
+from grader.diagnose import signatures
+from grader.notebook import MAGIC, NotebookError, code_cells, notebook_to_script
+from grader.registry import exercise
+from grader.report import clean, csv_cell, label
+from grader.sandbox import bwrap_problem
+from grader.submission import read_code
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUBS = os.path.join(ROOT, "tests", "submissions")

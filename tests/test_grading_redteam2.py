@@ -22,10 +22,10 @@ import sys
 
 import pytest
 
-from specdec.grading import check, grade_file, protocol
-from specdec.grading.notebook import notebook_to_script, python_lines
-from specdec.grading.registry import exercise
-from specdec.grading.sandbox import bwrap_problem
+from grader import check, grade_file, protocol
+from grader.notebook import notebook_to_script, python_lines
+from grader.registry import exercise
+from grader.sandbox import bwrap_problem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUBS = os.path.join(ROOT, "tests", "submissions", "ex01")
@@ -75,7 +75,7 @@ def test_an_import_error_reaches_stderr_as_one_clean_line(flag):
 # whatever other tests run on the machine at the same time.
 BATCH = """
 import ctypes, json, os, resource, sys
-from specdec.grading.batch import grade_folder
+from grader.batch import grade_folder
 assert ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
 reports = grade_folder(sys.argv[1], "ex01", jobs=2, progress=False, **json.loads(sys.argv[2]))
 survivors = []

@@ -38,12 +38,14 @@ from fractions import Fraction
 import pytest
 
 from specdec.exact import step_outcomes
-from specdec.grading import check, ex04, ex06, grade_file, replay, session
-from specdec.grading.cases import dyadic_row
-from specdec.grading.notebook import MAX_VALUES, NotebookError, code_cells, notebook_to_script
-from specdec.grading.registry import exercise
-from specdec.grading.report import CaseResult, Report
-from specdec.grading.sandbox import bwrap_problem
+from exercises.ex04_sampler import grading as ex04
+from exercises.ex06_block import grading as ex06
+from grader import check, grade_file, replay, session
+from exercises.common.rows import dyadic_row
+from grader.notebook import MAX_VALUES, NotebookError, code_cells, notebook_to_script
+from grader.registry import exercise
+from grader.report import CaseResult, Report
+from grader.sandbox import bwrap_problem
 from specdec.sampling import speculative_sample
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -20,9 +20,9 @@ import textwrap
 
 import pytest
 
-from specdec.grading import check, grade_file, replay, session, worker
-from specdec.grading.registry import exercise
-from specdec.grading.sandbox import bwrap_problem
+from grader import check, grade_file, replay, session, worker
+from grader.registry import exercise
+from grader.sandbox import bwrap_problem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUBS = os.path.join(ROOT, "tests", "submissions")

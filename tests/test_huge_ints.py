@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import specdec
-from specdec import batched, decode, multidraft, residual, theory
+from specdec import batched, multidraft, residual, theory
+from specdec.generation import decode
 
 BIG = 10 ** 400
 Q, P = [[0.5, 0.5]], [[0.5, 0.5], [0.5, 0.5]]

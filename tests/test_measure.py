@@ -1,4 +1,4 @@
-"""specdec.measure: fresh prompts, bootstrap intervals, the interleaved comparison's bookkeeping.
+"""specdec.generation.measure: fresh prompts, bootstrap intervals, the interleaved comparison's bookkeeping.
 
 Independent references: exact binomial quantiles for a bootstrap of a 0/1 sample, hand-worked
 cases, the theory's own closed form, and SpeculativeResult's counts for the same runs.
@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from specdec.decode import speculative_generate
-from specdec.measure import (Comparison, TimedTarget, call_costs, compare, fresh_prompts, median_ci,
+from specdec.generation.decode import speculative_generate
+from specdec.generation.measure import (Comparison, TimedTarget, call_costs, compare, fresh_prompts, median_ci,
                              predicted_speedup, ratio_ci, ratio_difference_ci, visited_contexts)
 from specdec.models import load_pretrained
 from specdec.theory import walltime_speedup

@@ -347,7 +347,7 @@ def test_target_learned_english(models, corpus):
     q = draft.next_token_probs([held_out[max(0, t - 6):t] for t in range(len(held_out))])
     assert loss < -np.mean(np.log(q[np.arange(len(held_out)), held_out])) - 0.15
     # greedy continuation: most of its words are words of the corpus
-    from specdec.decode import autoregressive_generate
+    from specdec.generation.decode import autoregressive_generate
     text = target.decode(autoregressive_generate(target, target.encode("The "), 200))
     words = re.findall(r"[A-Za-z]+", text)
     known = set(re.findall(r"[A-Za-z]+", corpus))
@@ -357,7 +357,7 @@ def test_target_learned_english(models, corpus):
 # ---------------------------------------------------------------- the memory-bound stand-in (lesson 08's simulation)
 @pytest.mark.parametrize("mode", ["stream", "matmul"])
 def test_stand_in_returns_exactly_the_targets_outputs(models, mode):
-    from specdec.decode import speculative_generate
+    from specdec.generation.decode import speculative_generate
     from specdec.models.standin import MemoryBoundTarget
     draft, target = models
     big = MemoryBoundTarget(target, megabytes=3, mode=mode)

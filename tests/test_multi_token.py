@@ -8,7 +8,7 @@ exactly as n tokens sampled from the target p (induction over the emitted tokens
 References, none of them the code under test:
 - `chain_rule`: the target's own first n tokens, p(y_1) p(y_2 | y_1) ..., enumerated here in exact fractions;
 - `spec_enumeration`: the algorithm above, enumerated here step after step in exact fractions, written from its
-  definition (not from specdec.exact_steps);
+  definition (not from specdec.exact.steps);
 - a hand-worked case (V = 2, gamma = 2) of the "no early stop" mistake, its arithmetic in the docstring;
 - fixed-seed Monte Carlo of `speculative_sample` itself (drafts drawn with the standard library's
   `random.choices`), judged per token bin with conftest's `max_z` < `Z_MAX` (4.5 standard errors), with a power check:
@@ -27,7 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specdec import speculative_sample
-from specdec.theory import emitted_distribution, step_outcomes, target_distribution, total_variation, toy_model
+from specdec.exact import emitted_distribution, step_outcomes, target_distribution, total_variation, toy_model
 
 
 # ---- independent exact references ------------------------------------------------------------------------------

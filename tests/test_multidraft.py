@@ -1,7 +1,7 @@
 """multidraft: recursive rejection over k candidates, and token trees, against hand-worked and exact references.
 
-References: hand-worked fractions (below); `theory.multi_draft_distribution` and
-`theory.step_outcomes(..., "tree")` (checked against the target in test_exact_rules.py);
+References: hand-worked fractions (below); `exact.multi_draft_distribution` and
+`exact.step_outcomes(..., "tree")` (checked against the target in test_exact_rules.py);
 `speculative_sample` (a chain is a tree with one child per node, draw for draw); and
 fixed-seed frequencies with a stated tolerance, which the classic mistakes fail.
 """
@@ -14,7 +14,7 @@ import pytest
 
 from specdec import speculative_sample
 from specdec.multidraft import (draw_candidates, multi_draft_sample, verify_tree, without_replacement_probs)
-from specdec.theory import multi_draft_distribution, step_outcomes, toy_model
+from specdec.exact import multi_draft_distribution, step_outcomes, toy_model
 
 
 def test_without_replacement_rows_by_hand():

@@ -1,4 +1,4 @@
-"""specdec.roofline: reading the caches, the arithmetic of intensity and bandwidth, the shape of layer_times.
+"""specdec.generation.roofline: reading the caches, the arithmetic of intensity and bandwidth, the shape of layer_times.
 
 Timings are never asserted (only that they exist and are positive); the cache reader is checked
 against a fake /sys tree written by the test, and the arithmetic by hand.
@@ -6,7 +6,7 @@ against a fake /sys tree written by the test, and the arithmetic by hand.
 
 import pytest
 
-from specdec import roofline
+from specdec.generation import roofline
 
 
 def test_cache_sizes_read_sys(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ import pytest
 
 from specdec import speculative_sample
 from specdec.block import block_verify
-from specdec.decode import NumpyRows
+from specdec.generation.decode import NumpyRows
 from specdec.multidraft import TreeRows, tree_rule, verify_tree
 from specdec.rules import (PlainRows, block_rule, block_threshold, graded_accepts, token_accepts, token_rule,
                            typical_rule, typical_threshold)
@@ -169,7 +169,7 @@ def test_the_new_rules_are_plain_python():
         sys.meta_path.insert(0, Block())
         from fractions import Fraction as F
         import specdec
-        from specdec.theory import expected_accepted
+        from specdec.exact import expected_accepted
         q, p = [[2 / 3, 1 / 3]] * 2, [[1 / 3, 2 / 3], [1 / 3, 2 / 3], [0.0, 1.0]]
         print(specdec.block_verify([0, 1], q, p, rng=0)["acceptance_count"],
               specdec.multi_draft_sample([1, 0], [[0.5, 0.5], [1.0, 0.0]], [1.0, 0.0], rng=0)["token"],

@@ -25,7 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specdec import speculative_sample, verify_speculative_tokens
-from specdec.sampling import make_rng, sample_from
+from specdec.residual import sample_from
+from specdec.sampling import make_rng
 
 # Three drafted positions over V = 4 tokens, with a different (q_i, p_i) pair at each so the
 # acceptance rates differ; p_3 is the target's bonus row.

@@ -353,7 +353,7 @@ def test_every_word_of_every_docstring_reaches_its_page(site):
 
 def test_plain_text_docstrings_become_the_rest_they_mean():
     # Hand-worked cases of docs/_ext/docstrings.py (no build needed). The first is the shape of
-    # specdec.batched_logits's docstring: a formula indented under a bullet's sentence, the bullet's
+    # specdec.batched.logits's docstring: a formula indented under a bullet's sentence, the bullet's
     # text going on after it, and a sentence right after the list. As reST, unchanged, it is a
     # definition list and two "unexpected unindent" warnings; it must be a literal block inside the
     # item, the item's text after it, and a paragraph after the list.

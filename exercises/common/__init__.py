@@ -1,0 +1,1 @@
+"""What several exercises' grading shares: random rows, the verify result dict, the sampler exercises' cases."""

@@ -1,0 +1,1 @@
+"""Exercise 01: its statement, stub, notebook, solution and grading (see exercises/__init__.py)."""

@@ -1,0 +1,1 @@
+"""Exercise 04: its statement, stub, notebook, solution and grading (see exercises/__init__.py)."""

@@ -1,0 +1,58 @@
+"""check(): grade a function in place, in the learner's own notebook or session.
+
+Runs the same cases as `python -m specdec.grade`, in this process (it is the
+learner's own code: no sandbox, no time limit; Ctrl-C interrupts it) and
+returns the Report, which Jupyter shows as a table (`Report._repr_html_`).
+Outside Jupyter it also prints the text table. The plain-Python bonus is
+left to the command-line grader, which runs the file in a sandbox without NumPy.
+
+    >>> from exercises.ex02_softmax.solution import softmax
+    >>> check(softmax, exercise="ex02", quiet=True).status
+    'passed'
+"""
+
+import sys
+
+from . import inprocess, verdict
+from .registry import exercise as get_exercise, exercise_for
+
+
+def _in_jupyter():
+    shell = sys.modules.get("IPython")
+    return shell is not None and getattr(shell, "get_ipython", lambda: None)() is not None
+
+
+def check(*functions, exercise=None, quiet=None, seed=0):
+    """Grade `functions` (defined anywhere, a notebook cell included) on `exercise`; return the Report.
+
+    With one function and one expected name, the function's own name does not
+    matter; with several (ex05), they are matched by name, and any not passed
+    are taken from the namespace the first one was defined in. `exercise`
+    defaults to the one whose function has the first argument's name.
+    `quiet=None` prints the table except in Jupyter, where the returned Report
+    displays itself.
+    """
+    if not functions:
+        raise TypeError("check() needs the function to grade, e.g. check(verify_speculative_tokens)")
+    ex = get_exercise(exercise) if exercise else exercise_for(getattr(functions[0], "__name__", ""))
+    if ex is None:
+        raise ValueError("cannot tell which exercise this is: pass exercise='ex01' (or ex02 ... ex06)")
+    if len(functions) == 1 and len(ex.functions) == 1:
+        table = {ex.functions[0]: functions[0]}
+    else:
+        table = {getattr(f, "__name__", ""): f for f in functions}
+        # ex05 has two functions; check(acceptance_rate) finds its sibling where it was defined (the notebook).
+        scope = getattr(functions[0], "__globals__", {})
+        table.update({n: scope[n] for n in ex.functions if n not in table and callable(scope.get(n))})
+        missing = [n for n in ex.functions if n not in table]
+        if missing:
+            raise ValueError(f"{ex.name} needs {', '.join(ex.functions)}; missing {', '.join(missing)}")
+    cases = ex.cases(seed)
+    outcomes = [inprocess.run_case(table, case, learner=True) for case in cases]
+    report = verdict.build(ex, seed, cases, outcomes, sandbox="in-process")
+    if ex.bonus:
+        report.bonus_note = (f"plain-Python bonus (+{ex.bonus}): decided by `python -m specdec.grade`, which runs "
+                             "your file in a sandbox without NumPy")
+    if quiet is False or (quiet is None and not _in_jupyter()):
+        print(report.table())
+    return report
