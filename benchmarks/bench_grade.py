@@ -27,7 +27,8 @@ SINGLE = [("ex01 correct (plain)", os.path.join(SUBS, "good_plain.py"), "ex01"),
           ("ex01 wrong (with diagnosis)", os.path.join(SUBS, "wrong_no_stop.py"), "ex01"),
           ("ex04 correct (8000 calls, 4000 replayed)", os.path.join(ROOT, "exercises", "ex04_sampler", "solution.py"),
            "ex04"),
-          ("ex04 wrong (with diagnosis)", os.path.join(ROOT, "tests", "submissions", "ex04", "wrong_no_stop.py"), "ex04")]
+          ("ex04 wrong (with diagnosis)", os.path.join(ROOT, "tests", "submissions", "ex04", "wrong_no_stop.py"),
+           "ex04")]
 CLASS = ["good_plain.py"] * 4 + ["numpy_correct.py"] * 2 + [f"wrong_{m}.py" for m in (
     "no_stop", "strict_less", "target_argmax", "tie_high", "bonus_without_row_k", "ignore_k0", "no_length_check",
     "swap_pq")] + ["broken_syntax.py", "broken_raises_at_import.py", "hostile_loop_k0.py"]

@@ -138,9 +138,11 @@ def hf_table(args, rng):
     import transformers
     K, noise, threads = 4, 0.3, torch.get_num_threads()
     hf_runs = {"HF 1t": 1} | ({f"HF {threads}t": threads} if threads > 1 and CLOCK is time.perf_counter else {})
-    # "1t": one torch thread, as NumPy uses one core; "Nt": torch's default (wall clock only: thread_time sees one thread)
+    # "1t": one torch thread, as NumPy uses one core; "Nt": torch's default (wall clock only: thread_time sees
+    # one thread)
     table_head(f"From logits, float32, K = {K}, draft z_q = z_p + {noise} N(0, 1); time per sequence in ms, median "
-               f"[min-max] over the repetitions; torch {torch.__version__} with {' and '.join(map(str, hf_runs.values()))} thread(s), "
+               f"[min-max] over the repetitions; torch {torch.__version__} with "
+               f"{' and '.join(map(str, hf_runs.values()))} thread(s), "
                f"transformers {transformers.__version__}",
                f"{'V':>6} {'B':>3} {'reps':>4} | " + " ".join(f"{n:>20}" for n in hf_runs) +
                f" {'sample_batch':>20} {'softmax+batch':>20} | " + " ".join(f"{n + ' / ours':>17}" for n in hf_runs) +
@@ -182,8 +184,9 @@ def hf_table(args, rng):
                   f" {spread(ratios(times['HF 1t'], times['softmax']), fmt='{:.2f}'):>17} | "
                   f"{np.mean(accepted['hf']) / K:>9.2f} {np.mean(accepted['ours']) / K:>9.2f}")
     print("ours = sample_batch(from_logits=True, per-row seeds, validate=True); softmax+batch = NumPy softmax, then "
-          "sample_batch on probabilities.\nHF Nt = Hugging Face with N torch threads (NumPy uses one core). A ratio > 1: "
-          "ours is faster per sequence. The last columns: the mean fraction of drafts accepted\nby each (the same rule, "
+          "sample_batch on probabilities.\nHF Nt = Hugging Face with N torch threads (NumPy uses one core). "
+          "A ratio > 1: ours is faster per sequence. The last columns: the mean fraction of drafts accepted\nby "
+          "each (the same rule, "
           "so they agree within noise).")
     return results
 
@@ -214,7 +217,8 @@ def probs_table(args, rng):
             times["loop"] = [t * B / few for t in times["loop"]]
             r_naive, r_loop = ratios(times["naive"], times["nv"]), ratios(times["loop"], times["batch"])
             results[K, B] = statistics.median(r_naive), statistics.median(r_loop)
-            print(f"{K:>2} {B:>4} | {spread(times['batch'], 1e3, '{:.2f}'):>19} {spread(times['nv'], 1e3, '{:.2f}'):>19} "
+            batch, naive = spread(times['batch'], 1e3, '{:.2f}'), spread(times['nv'], 1e3, '{:.2f}')
+            print(f"{K:>2} {B:>4} | {batch:>19} {naive:>19} "
                   f"{spread(times['naive'], 1e3, '{:.2f}'):>19} {statistics.median(times['loop']) * 1e3:>10.0f} | "
                   f"{spread(r_naive, fmt='{:.1f}'):>17} {spread(r_loop, fmt='{:.0f}'):>17}")
     print("batch = verify_batch (validate=True); nv = validate=False; naive = naive_verify_batch (no validation).\n"
@@ -305,7 +309,8 @@ def main():
             print(f"  K = {K}, B = 256: >= 100x the loop: {loop:.0f}x {'MET' if loop >= 100 else 'NOT MET'}; "
                   f">= 3x naive (validate=False): {naive:.1f}x {'MET' if naive >= 3 else 'NOT MET'}")
     if rate:
-        print(f"  sample_batch >= 1e6 verified drafts/s (validate=True): {rate:.2e} {'MET' if rate >= 1e6 else 'NOT MET'}")
+        met = "MET" if rate >= 1e6 else "NOT MET"
+        print(f"  sample_batch >= 1e6 verified drafts/s (validate=True): {rate:.2e} {met}")
     print(f"total {time.perf_counter() - start:.0f} s; load average now {os.getloadavg()[0]:.2f}")
 
 

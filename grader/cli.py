@@ -18,13 +18,6 @@ See `grader` for the sandbox and exercises/README.md for the workflow.
     7
 """
 
-EXAMPLES = """examples:
-  python -m specdec.grade exercises/ex01_verify/ex01_verify.py
-  python -m specdec.grade alice_ex01.ipynb --json
-  python -m specdec.grade --batch submissions/ --csv grades.csv --exercise ex01 --seed 48213
-  python -m specdec.grade release handout/"""
-MAX_JOBS = 64
-
 import argparse
 import os
 import sys
@@ -34,6 +27,13 @@ from .release import release
 from .report import clean
 from .sandbox import SandboxError, resolve
 from .submission import default_max_seconds
+
+EXAMPLES = """examples:
+  python -m specdec.grade exercises/ex01_verify/ex01_verify.py
+  python -m specdec.grade alice_ex01.ipynb --json
+  python -m specdec.grade --batch submissions/ --csv grades.csv --exercise ex01 --seed 48213
+  python -m specdec.grade release handout/"""
+MAX_JOBS = 64
 
 
 def _parser():
@@ -46,12 +46,14 @@ def _parser():
     parser.add_argument("--max-seconds", type=float, help="seconds per submission, all cases and both runs "
                         "(default max(60, 3 * timeout + 30))")
     parser.add_argument("--seed", type=int,
-                        help="secret seed for fresh hidden cases (default $SPECDEC_GRADE_SEED, else 0: the shipped ones)")
+                        help="secret seed for fresh hidden cases "
+                             "(default $SPECDEC_GRADE_SEED, else 0: the shipped ones)")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "process"), default="auto",
                         help="auto (default): bwrap when it works, else a warned fallback to process")
     parser.add_argument("--batch", metavar="DIR", help="grade every .py/.ipynb file in DIR")
     parser.add_argument("--csv", help="with --batch: write the grades here")
-    parser.add_argument("--jobs", type=int, help=f"with --batch: submissions graded at once, 1 to {MAX_JOBS} (default 2)")
+    parser.add_argument("--jobs", type=int,
+                        help=f"with --batch: submissions graded at once, 1 to {MAX_JOBS} (default 2)")
     return parser
 
 

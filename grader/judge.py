@@ -122,7 +122,8 @@ def floats_judge(expected, calls, names=(), tol=1e-9):
             return False, f"returned {describe(got)}, expected a list of floats"
         if len(got) != len(expected):
             return False, f"returned {len(got)} values for {len(expected)} tokens"
-        problems = (f"entry [{j}] {p}" for j, p in enumerate(map(_number_problem, got, expected, [tol] * len(got))) if p)
+        found = map(_number_problem, got, expected, [tol] * len(got))
+        problems = (f"entry [{j}] {p}" for j, p in enumerate(found) if p)
         problem = next(problems, "")
         return not problem, problem
     return value_judge(check, calls, names)

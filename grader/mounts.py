@@ -22,7 +22,8 @@ import sys
 import sysconfig
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
-LIB_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32")  # symlinks kept
+# The system's library folders (those that are symlinks are recreated as symlinks in the sandbox).
+LIB_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32")
 ENV = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
 
@@ -78,7 +79,8 @@ def _python_dirs():
     for d in binds:  # other Pythons' folders inside a library folder (Fedora's /usr/lib64/python3.x ...)
         if os.path.isdir(d) and d not in stdlib:
             hide.update(os.path.join(d, n) for n in os.listdir(d) if n.startswith("python"))
-    hide = sorted(h for h in hide - stdlib if os.path.isdir(h) and _under(h, binds) and not _under(paths["stdlib"], [h]))
+    hide = sorted(h for h in hide - stdlib
+                  if os.path.isdir(h) and _under(h, binds) and not _under(paths["stdlib"], [h]))
     binds = sorted({d for d in binds if not _under(d, [b for b in binds if b != d])})  # no folder inside another
     return binds, hide
 

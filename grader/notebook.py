@@ -90,7 +90,8 @@ def _is_grader(module):
 def _is_check(node):
     """An import of the grader, or a statement whose value is a call to check(...)."""
     if isinstance(node, ast.ImportFrom):
-        return _is_grader(node.module or "") or (node.module == "specdec" and any(a.name == "grading" for a in node.names))
+        module = node.module or ""
+        return _is_grader(module) or (module == "specdec" and any(a.name == "grading" for a in node.names))
     if isinstance(node, ast.Import):
         return any(_is_grader(a.name) for a in node.names)
     value = getattr(node, "value", None) if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None

@@ -24,7 +24,6 @@ parent never crashes.
 """
 
 import json
-import math
 
 from .worker import long_int
 
@@ -146,8 +145,3 @@ def check_reply(reply, request):
     if len(checked) < len(request["calls"]) and "value" in checked[-1]:
         raise ProtocolError(f"{len(request['calls'])} calls but only {len(checked)} results")
     return {"results": checked}
-
-
-def is_finite_number(value):
-    """An int or float (never a bool) that is finite."""
-    return type(value) is int or (type(value) is float and math.isfinite(value))

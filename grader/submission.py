@@ -87,7 +87,8 @@ def _load_message(error, display):
     where = error.get("where") or (f"line {error['line']}" if "line" in error else "")
     text = f" (`{error['text'].strip()}`)" if error.get("text") else ""
     detail = f"{error['type']}: {error['message']}".rstrip(": ")
-    if error["type"] in ("ModuleNotFoundError", "ImportError") and any(n in error["message"] for n in ("specdec", "grader", "exercises")):
+    if error["type"] in ("ModuleNotFoundError", "ImportError") and any(
+            n in error["message"] for n in ("specdec", "grader", "exercises")):
         detail += " (the grader runs your code without the course package: write the function yourself)"
     return f"{detail}" + (f" at {display} {where}{text}" if where else "")
 

@@ -25,7 +25,8 @@ import sys
 import traceback
 
 MAX_FRAME = 64 * 1024 ** 2  # the largest request read
-MAX_SEND = 12 * 1024 ** 2  # the largest reply sent: above the parent's own 8 MiB limit, so that limit is reached and tested too
+# The largest reply sent: above the parent's own 8 MiB limit, so that limit is reached and tested too.
+MAX_SEND = 12 * 1024 ** 2
 PLAIN_DEPTH = 32
 # An int is sent as a number up to this many bits (3,913 digits): json.dumps refuses one of more than
 # 4,300 digits (Python's int-to-str limit), and the worker died of it, reported as a crash (red team 5).

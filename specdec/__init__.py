@@ -3,24 +3,23 @@
 Notation (Leviathan et al. 2023), the same in every module and notebook:
 target p, draft q, draft length gamma (K in the graded problem), acceptance rate alpha.
 
-Map of the package, in the order the course meets it:
+Map of the package, in the order the course meets it. The rules, plain Python:
     logits      softmax: logits to a next-token distribution
-    residual    normalize(max(0, p - q)) and the graded problem's argmax tie-break
-    rules       the chain rules side by side: graded, token, block, greedy, typical (plain Python)
-    verify      the graded rule `verify_speculative_tokens` (plain Python)
-    sampling    the lossless sampler `speculative_sample` (plain Python)
-    block       block verification `block_verify`, derived (plain Python)
-    multidraft  many drafts for one position, and token trees (plain Python)
-    typical     greedy and typical acceptance (plain Python)
-    theory      exact enumeration and the speedup formulas; `exact` for multi-token rules (plain Python)
-    batched     the rule over a batch [B, K, V] with NumPy, from probabilities or logits (imported on demand);
-                batched_logits, batched_seeds (per-row streams), batched_naive (the baseline)
+    residual    normalize(max(0, p - q)) (the one residual of the library) and the argmax tie-break
+    rules       the chain rules side by side: graded, token, block, greedy, typical
+    verify      the graded rule `verify_speculative_tokens`
+    sampling    the lossless sampler `speculative_sample`
+    block       block verification `block_verify`, derived
+    multidraft  many drafts for one position, and token trees
+    typical     greedy and typical acceptance
+    theory      the formulas: beta, E[tokens per call], the wall-time speedup, P(n accepted)
+and the families, one subpackage each:
+    exact       exact enumeration in Fractions: what each rule (and each known mistake of it) emits
+    batched     the rule over a batch [B, K, V] with NumPy, from probabilities or logits
+    generation  the rules on models' NumPy rows: interface, decoding, honest measurement, roofline
     models      a character n-gram draft and an MLP target trained on Python's docs (NumPy)
-    interface   the Draft and Target protocols speculative generation asks of the models
-    decode      plain and speculative generation, with any rule; `python -m specdec generate` (NumPy)
-    measure     honest timing: fresh prompts, interleaved pairs, bootstrap intervals, cold c and r (NumPy)
-    roofline    x @ W by weight size and rows, the machine's caches: where the speedup comes from (NumPy)
-    grading     the autograder; `python -m specdec.grade` (plain Python)
+`python -m specdec generate` runs generation; `python -m specdec.grade` runs the grading engine, which
+is a package of its own (`grader`, beside this one) and is no part of what the lessons import.
 
 Importing `specdec` imports no NumPy: the graded path stays plain Python.
 """

@@ -42,10 +42,10 @@ import numbers
 import operator
 
 from ._checks import check_bool, check_row, check_sequence, check_target_rows, check_token, first_too_large, shown
-
-MAX_CANDIDATES = 1_000_000   # per position: far more than any tree has, few enough to draw at once
 from .rules import PlainRows, token_accepts
 from .sampling import make_rng
+
+MAX_CANDIDATES = 1_000_000   # per position: far more than any tree has, few enough to draw at once
 
 
 def without_replacement_row(q, removed):

@@ -24,19 +24,27 @@ import math
 from ._checks import first_too_large
 
 
-def residual_distribution(p, q, weight=1.0):
+def residual_distribution(p, q, weight=1, exact=False):
     """Return normalize(max(0, weight * p - q)) as a list, or a copy of p when that has no mass.
 
     p and q are probability rows of equal length (lists, tuples or arrays);
-    neither is modified. weight is 1 except in block verification.
+    neither is modified. weight is 1 except in block verification. exact=True
+    keeps the rows' own arithmetic (Fractions stay Fractions: `specdec.exact`).
 
     >>> residual_distribution([0.5, 0.5], [0.5, 0.5])  # no mass: fall back to p
     [0.5, 0.5]
     >>> residual_distribution([0.5, 0.5], [0.75, 0.25], weight=0.75)  # max(0, [0.375 - 0.75, 0.375 - 0.25])
     [0.0, 1.0]
+    >>> from fractions import Fraction as F
+    >>> residual_distribution([F(1, 3), F(2, 3)], [F(2, 3), F(1, 3)], exact=True)
+    [Fraction(0, 1), Fraction(1, 1)]
     """
     if len(p) != len(q):
         raise ValueError(f"p has {len(p)} entries but q has {len(q)}")
+    if exact:
+        excess = [max(0, weight * pi - qi) for pi, qi in zip(p, q)]
+        mass = sum(excess)
+        return [e / mass for e in excess] if mass > 0 else list(p)
     try:
         excess = [max(0.0, weight * float(pi) - float(qi)) for pi, qi in zip(p, q)]
     except OverflowError:  # an int too large for a float (10 ** 400): say which
@@ -47,12 +55,14 @@ def residual_distribution(p, q, weight=1.0):
     return [e / mass for e in excess]
 
 
-def residual_mass(p, q, weight=1.0):
-    """sum_y max(0, weight * p(y) - q(y)); with weight 1 this is TV(p, q) = 1 - beta.
+def residual_mass(p, q, weight=1, exact=False):
+    """sum_y max(0, weight * p(y) - q(y)); with weight 1 this is TV(p, q) = 1 - beta (exact: as residual_distribution).
 
     >>> residual_mass([0.5, 0.25, 0.25], [0.25, 0.25, 0.5])  # 0.25 + 0 + 0
     0.25
     """
+    if exact:
+        return sum(max(0, weight * pi - qi) for pi, qi in zip(p, q))
     try:
         return math.fsum(max(0.0, weight * float(pi) - float(qi)) for pi, qi in zip(p, q))
     except OverflowError:

@@ -7,7 +7,7 @@ correction at the first failure, or the bonus after all K; None if there is no r
 They differ only in the test and in how y is picked:
 
     rule          keep x_i while                           then emit y                           distributed as p?
-    graded_rule   u_i <= min(1, p_i(x_i) / q_i(x_i))       argmax of the residual (or of p_K)    no: the graded problem's variant
+    graded_rule   u_i <= min(1, p_i(x_i) / q_i(x_i))       argmax of the residual (or of p_K)    no: the graded variant
     token_rule    u_i <  min(1, p_i(x_i) / q_i(x_i))       a draw from the residual (or p_K)     yes (Leviathan et al.)
     block_rule    i < n, n = the LAST i with eta_i < h_i   a draw from the w_n-weighted residual yes, E[n] >= token's
     greedy_rule   x_i == argmax p_i                        argmax p_i (or p_K)                   it IS greedy decoding

@@ -12,8 +12,11 @@ exactly right there or caught with probability >= 1 - MISS, never in between.
 
     >>> from specdec.sampling import speculative_sample
     >>> case = exact("speculative_sample", speculative_sample, "p(x) = 0", 5, [0], [[1.0, 0.0]], [[0.0, 1.0]])
-    >>> case.expected, case.shown_input()
-    ("{'accepted_tokens': [], 'bonus_token': 1, 'acceptance_count': 0}", 'draft_tokens=[0], draft_probs=[[1.0, 0.0]], target_probs=[[0.0, 1.0]], rng=random.Random(0)')
+    >>> case.expected
+    "{'accepted_tokens': [], 'bonus_token': 1, 'acceptance_count': 0}"
+    >>> case.shown_input()
+    'draft_tokens=[0], draft_probs=[[1.0, 0.0]], target_probs=[[0.0, 1.0]], rng=random.Random(0)'
+
 """
 
 import hashlib
@@ -21,7 +24,7 @@ import random
 from fractions import Fraction
 
 from exercises.common import stats
-from exercises.common.rows import dyadic_row, smooth_row
+from exercises.common.rows import smooth_row
 from exercises.common.verify_dict import verify_judge, verify_shape
 from grader.cases import Case
 from grader.judge import raised_text, raises_judge, value_judge

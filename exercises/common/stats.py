@@ -156,7 +156,8 @@ def mean_accepted_judge(calls, exact_mean, vocab, possible=None):
             return False, problem
         mean = sum(v["acceptance_count"] for v in got) / len(got)
         if abs(mean - exact_mean) > MEAN_TOL:
-            return False, f"the mean number of accepted drafts is {mean:.3f}, off the exact value by more than {MEAN_TOL}"
+            return False, (f"the mean number of accepted drafts is {mean:.3f}, "
+                           f"off the exact value by more than {MEAN_TOL}")
         return True, ""
     return judge
 

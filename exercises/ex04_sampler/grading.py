@@ -75,43 +75,21 @@ def _from_p(correction, step):
     return correction == "p" or (correction == "p_after_step_0" and step > 0)
 
 
-def rule_law(q, p, k, correction="residual", bonus="sample", source="rng", stop=True, bonus_row="K", accept="ratio"):
+def rule_law(q, p, k, correction="residual", bonus="sample", source="rng", stop=True, bonus_row="K",
+             accept="ratio"):
     """{(n accepted, emitted block): probability} of `wrong_sample` with these switches, each x_i drawn from q[i].
 
-    Exact with rows of Fractions; `source` changes no law. Keys are the judges' own (a missing bonus is
-    None); an output whose accepted tokens are not a prefix of the draft (sampling on after a rejection)
+    The library's exact token rule with the same switches (`specdec.exact`, its VARIANTS), on rows given per
+    position (p has a row K). `source` changes no law, nor does `bonus_row` where row K exists. Keys are the
+    judges' own; an output whose accepted tokens are not a prefix of the draft (sampling on after a rejection)
     counts under NOT_PREFIX.
     """
+    law = step_outcomes(lambda s: p[len(s)], lambda s: q[len(s)], k, "token", correction=correction, bonus=bonus,
+                        stop=stop, accept=accept)
     out = {}
-
-    def law(row, how):
-        if how == "argmax":
-            return {argmax(row): 1}
-        return {j: v / sum(row) for j, v in enumerate(row) if v}
-
-    def end(drafted, kept, prob, tokens):
-        for y, v in tokens.items():
-            key = (len(kept), kept + (y,)) if drafted[:len(kept)] == kept else NOT_PREFIX
-            out[key] = out.get(key, 0) + prob * v
-
-    def walk(i, drafted, kept, fix, prob):
-        if fix is not None and (stop or i == k):
-            return end(drafted, kept, prob, {fix: 1})
-        if i == k:
-            rows = p[k:k + 1] or (p[-1:] if bonus_row == "last" else [])
-            return end(drafted, kept, prob, law(rows[0], bonus) if rows else {None: 1})
-        for x, qx in enumerate(q[i]):
-            keep = min(1, (p[i][x] if accept == "p" else p[i][x] / qx)) if qx else 0
-            if keep:
-                walk(i + 1, drafted + (x,), kept + (x,), fix, prob * qx * keep)
-            if qx and keep < 1 and fix is not None:
-                walk(i + 1, drafted + (x,), kept, fix, prob * qx * (1 - keep))
-            elif qx and keep < 1:
-                excess = [max(0, a - b) for a, b in zip(p[i], q[i])]
-                row = p[i] if _from_p(correction, i) or not sum(excess) else excess
-                for y, v in law(row, "argmax" if correction == "argmax" else "sample").items():
-                    walk(i + 1, drafted + (x,), kept, y, prob * qx * (1 - keep) * v)
-    walk(0, (), (), None, 1)
+    for (n, block), prob in law.items():
+        key = NOT_PREFIX if n is None else (n, block)
+        out[key] = out.get(key, 0) + prob
     return out
 
 
@@ -257,8 +235,8 @@ KINDS = (
     _kind("all accepted, no row K", 4, "no bonus token unless target_probs has a row K", _no_row_k,
           {"bonus_without_row_k"}),
     _kind("stop at a certain rejection", 6, "p(x) = 0 at step 1: reject there and stop", _certain_stop, {"no_stop"}),
-    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC, speculative_sample),
-          {"module_random"}),
+    _kind("same seed, same result", 6, "draw every uniform from the rng argument",
+          samplers.same_seed(FUNC, speculative_sample), {"module_random"}),
     _kind("shape on a random draft", 4, "accepted_tokens is a prefix of the draft; a rejection brings a replacement",
           samplers.shape(FUNC, possible), None),
     _kind("len(draft_probs) != K raises", 4, "one draft row per drafted token", _invalid("draft_probs")),

@@ -98,7 +98,8 @@ KINDS = (
     _kind("beta: not a distribution raises", 4, "rows must sum to 1: ValueError", AR,
           lambda rng: (smooth_row(rng, 20), [v * 2 for v in smooth_row(rng, 20)]), ()),
     _kind("E[tokens]: alpha just below 1", 4, "close to 1 the sum is close to gamma + 1", ET,
-          lambda rng: (1.0 - rng.randint(1, 9) * 1e-5, rng.randint(3, 8)), {"tokens_no_bonus", "tokens_infinite_gamma"}),
+          lambda rng: (1.0 - rng.randint(1, 9) * 1e-5, rng.randint(3, 8)),
+          {"tokens_no_bonus", "tokens_infinite_gamma"}),
     # alpha^gamma < 1e-10 but alpha^(gamma+1) / (1 - alpha) > 1e-9: only the endless-draft formula is off.
     _kind("E[tokens]: large gamma", 4, "a large gamma: the draft still ends", ET, lambda rng: (lambda a: (
         a, int(math.log(1e-10) / math.log(a)) + rng.randint(1, 20)))(round(rng.uniform(0.985, 0.995), 3)),
@@ -119,7 +120,8 @@ KINDS = (
 
 PUBLIC = (  # the statement's examples
     case("beta: example 1", 8, AR, ([0.1, 0.6, 0.3], [0.5, 0.2, 0.3]), hidden=False),
-    case("beta: the graded problem's distribution", 8, AR, ([0.65, 0.2, 0.1, 0.05], [0.4, 0.4, 0.1, 0.1]), hidden=False),
+    case("beta: the graded problem's distribution", 8, AR, ([0.65, 0.2, 0.1, 0.05], [0.4, 0.4, 0.1, 0.1]),
+         hidden=False),
     case("beta: disjoint supports", 8, AR, ([1.0, 0.0], [0.0, 1.0]), hidden=False),
     case("E[tokens]: alpha 0.5, gamma 2", 5, ET, (0.5, 2), hidden=False),
     case("E[tokens]: alpha 0.8, gamma 4", 5, ET, (0.8, 4), hidden=False),

@@ -31,10 +31,7 @@ stay distinct for every seed).
     (Fraction(11, 9), Fraction(14, 9))
 """
 
-import itertools
-import math
 import random
-from fractions import Fraction
 
 from exercises.common import samplers
 from exercises.common.rows import dyadic_row
@@ -42,6 +39,7 @@ from exercises.common.samplers import draw, one_hot
 from grader.cases import Exercise, Kind, Mistake
 from specdec.block import block_verify
 from specdec.exact import step_outcomes
+from specdec.exact.steps import block_decisions, kept_law
 
 FUNC = "block_verify"
 
@@ -56,29 +54,8 @@ RIGHT = {"test": "block", "mass_weight": True, "ratio_q": True, "keep": "last", 
 
 
 def _decide(tokens, q, p, rule):
-    """(weights [w_0 .. w_K], thresholds [h_1 .. h_K]) of the rule with these switches."""
-    w, h, k = [1], [], len(tokens)
-    for i, x in enumerate(tokens):
-        w.append(min(1, w[i] * p[i][x] / (q[i][x] if rule["ratio_q"] else 1)))
-    for i in range(1, k + 1):
-        if rule["test"] == "token":
-            h.append(min(1, p[i - 1][tokens[i - 1]] / q[i - 1][tokens[i - 1]]))
-        elif i == k:
-            h.append(w[k])
-        elif w[i] >= 1:
-            h.append(1)
-        else:
-            z = sum(max(0, (w[i] if rule["mass_weight"] else 1) * a - b) for a, b in zip(p[i], q[i]))
-            h.append(z / (z + 1 - w[i]))
-    return w, h
-
-
-def _kept_law(h, keep):
-    """[P(n = 0) .. P(n = K)], eta_i ~ U[0, 1) independent: n the LAST pass, or the passes before the first failure."""
-    k = len(h)
-    if keep == "last":
-        return [(h[m - 1] if m else 1) * math.prod((1 - v for v in h[m:]), start=1) for m in range(k + 1)]
-    return [math.prod(h[:m], start=1) * (1 - h[m] if m < k else 1) for m in range(k + 1)]
+    """(weights [w_0 .. w_K], thresholds [h_1 .. h_K]) of the rule with these switches (the library's decisions)."""
+    return block_decisions(tokens, q, p, rule["test"], rule["ratio_q"], rule["mass_weight"])
 
 
 def _pick(h, eta, keep):
@@ -113,18 +90,11 @@ def wrong_block(tokens, q, p, rng, source="rng", lengths=True, **rule):
 
 
 def rule_law(q, p, k, **rule):
-    """{(n kept, emitted block): probability} of the rule with these switches, each x_i drawn from q[i] (exact)."""
-    rule, out = dict(RIGHT, **rule), {}
-    for tokens in itertools.product(*[[x for x, v in enumerate(row) if v] for row in q[:k]]):
-        prob = math.prod((q[i][x] for i, x in enumerate(tokens)), start=Fraction(1))
-        w, h = _decide(tokens, q, p, rule)
-        for n, pn in enumerate(_kept_law(h, rule["keep"])):
-            row = _next_row(tokens, q, p, w, n, rule) if pn else None
-            for y, v in enumerate(row or []):
-                if v:
-                    key = (n, tokens[:n] + (y,))
-                    out[key] = out.get(key, 0) + prob * pn * v / sum(row)
-    return out
+    """{(n kept, emitted block): probability} of the rule with these switches, each x_i drawn from q[i] (exact).
+
+    The library's exact block rule with the same switches (`specdec.exact`, its VARIANTS), on rows per position.
+    """
+    return step_outcomes(lambda s: p[len(s)], lambda s: q[len(s)], k, "block", **rule)
 
 
 def possible(tokens, q, p):
@@ -138,7 +108,7 @@ def possible(tokens, q, p):
     fq, fp = samplers.exact_rows(q), samplers.exact_rows(p)
     w, h = _decide(tokens, fq, fp, RIGHT)
     out = set()
-    for n, pn in enumerate(_kept_law(h, "last")):
+    for n, pn in enumerate(kept_law(h, "last")):
         row = _next_row(tokens, fq, fp, w, n, RIGHT) if pn else []
         out.update([(n, None)] if row is None else ((n, y) for y, v in enumerate(row) if v > 0))
     return out
@@ -304,8 +274,8 @@ KINDS = (
     _kind("all kept, no row K", 3, "no bonus token unless target_probs has a row K", _all_kept(False)),
     _kind("K = 0, no rows", 3, "an empty draft and no target rows",
           lambda rng, kind: exact(kind.name, kind.points, [], [], [], hint=kind.hint)),
-    _kind("same seed, same result", 6, "draw every uniform from the rng argument", samplers.same_seed(FUNC, block_verify),
-          {"module_random"}),
+    _kind("same seed, same result", 6, "draw every uniform from the rng argument",
+          samplers.same_seed(FUNC, block_verify), {"module_random"}),
     _kind("shape on a random block", 4, "accepted_tokens is a prefix of the draft; the dict holds plain ints",
           samplers.shape(FUNC, possible)),
     _kind("len(draft_probs) != K raises", 3, "one draft row per drafted token",

@@ -56,7 +56,8 @@ from .seeds import row_uniforms
 
 
 def _prepare(draft_tokens, draft_probs, target_probs, validate, from_logits):
-    """Checked arrays: tokens [B, K], k_row [B], real [B, K] (not a placeholder), q [B, K, V], p [B, R, V], q(x) [B, K]."""
+    """Checked arrays: tokens [B, K], k_row [B], real [B, K] (not a placeholder), q [B, K, V], p [B, R, V],
+    q(x) [B, K]."""
     kind = "logits" if from_logits else "probs"
     tokens = as_array(draft_tokens, "draft_tokens", 2, "[B, K]", integer=True)
     q = as_array(draft_probs, f"draft_{kind}", 3, "[B, K, V]")
@@ -83,7 +84,8 @@ def _prepare(draft_tokens, draft_probs, target_probs, validate, from_logits):
     never = (qx == (-np.inf if from_logits else 0)) & real                   # the draft gives x probability 0
     if never.any():
         i, j = first_bad(never)
-        raise ValueError(f"draft_{kind}[{i}, {j}, {tokens[i, j]}] is {'-inf' if from_logits else 0} but draft_tokens[{i}, {j}] is "
+        zero = "-inf" if from_logits else 0
+        raise ValueError(f"draft_{kind}[{i}, {j}, {tokens[i, j]}] is {zero} but draft_tokens[{i}, {j}] is "
                          f"{tokens[i, j]}: the draft cannot have proposed a token it gives probability 0")
     return tokens, k_row, real, q, p, qx
 
@@ -113,7 +115,7 @@ def _chain_from_probs(tokens, k_row, real, q, p, qx, u, accept, draw):
 
 
 def _chain(draft_tokens, draft_probs, target_probs, uniforms, accept, validate, from_logits, temperature):
-    """Check the inputs, take the uniforms (u [B, K], draw) from `uniforms`, and run the path for probabilities or logits."""
+    """Check the inputs, take the uniforms (u [B, K], draw) from `uniforms`, run the probabilities' or logits' path."""
     tokens, k_row, real, q, p, qx = _prepare(draft_tokens, draft_probs, target_probs, validate, from_logits)
     if temperature is not None and not from_logits:
         raise ValueError("temperature applies to logits: pass from_logits=True (probabilities already have theirs)")

@@ -49,7 +49,8 @@ _DRAW_BLOCK = 2048  # entries per block of the two-level inverse CDF
 
 
 def draw_rows(weights, uniforms):
-    """Convention (sampling.py): one index per row of non-negative weights [R, V] by inverse CDF, uniforms [R] in [0, 1).
+    """Convention (sampling.py): one index per row of non-negative weights [R, V] by inverse CDF, uniforms [R] in
+    [0, 1).
 
     The index is the first j whose running sum exceeds u * total, sums accumulated in float64
     whatever the weights' dtype (float32 partial sums over 128000 entries would drift by ~1e-3).
@@ -101,7 +102,7 @@ def _plain_argmax(p_row, q_row):
 
 
 def residual_argmax(p_rows, q_rows):
-    """Convention (verify.py, residual.py): argmax normalize(max(0, p - q)) per row [R, V] -> [R], exactly as the plain rule.
+    """Convention (verify.py, residual.py): argmax normalize(max(0, p - q)) per row [R, V] -> [R], as the plain rule.
 
     One pass in the input precision finds each row's top; only rows where another entry comes
     within a few ulps of it (exact ties included) or with no mass are redone exactly, one by one.

@@ -17,7 +17,9 @@ default, without replacement; naive=True verifies distinct siblings against q it
 "greedy", "typical" (eps, delta), and two known mistakes to measure: "token-no-stop"
 (keeps verifying after a rejection, with rows scored for the rejected prefix) and
 "block-per-token" (block verification's last-pass rule with the token rule's test
-and residual, as vllm-ascend#7807).
+and residual, as vllm-ascend#7807). The token and block rules take switches, one per
+catalogued mistake or shipped bug (`steps.VARIANTS`): the exercises' graders build the
+laws of their wrong rules from these, never from a second enumerator.
 Lossless rules give TV exactly 0; the decisions are those of `rules` and `multidraft`.
 
     >>> from fractions import Fraction as F
@@ -33,7 +35,7 @@ import numbers
 import random
 from fractions import Fraction
 
-from .steps import RULES, STEPS, recursive_rejection_outcomes
+from .steps import RULES, STEPS, VARIANTS, recursive_rejection_outcomes
 from .._checks import check_bool, check_nonnegative
 
 
@@ -90,9 +92,9 @@ def _pair(p, q):
     return _rows(p, "p", vocab), _rows(q, "q", vocab)
 
 
-# The keyword options each rule takes (see `step_outcomes`).
-OPTIONS = {"token": ("reported",), "block": ("reported",), "block-per-token": ("reported",),
-           "tree": ("width", "replace", "naive"), "typical": ("eps", "delta"), "greedy": (), "token-no-stop": ()}
+# The keyword options each rule takes (see `step_outcomes`); the token and block rules' are their VARIANTS.
+OPTIONS = {"tree": ("width", "replace", "naive"), "typical": ("eps", "delta"), "greedy": (), "token-no-stop": (),
+           **{rule: tuple(switches) for rule, switches in VARIANTS.items()}}
 
 
 def _options(rule, options):
@@ -109,6 +111,9 @@ def _options(rule, options):
             raise ValueError(f"width must be an int >= 1, got {value}")
         if name in ("eps", "delta"):
             check_nonnegative(value, name)
+        allowed = VARIANTS.get(rule, {}).get(name)
+        if allowed and not any(type(value) is type(a) and value == a for a in allowed):
+            raise ValueError(f"{name} is {value!r}; rule {rule!r} takes one of {', '.join(map(repr, allowed))}")
     return STEPS[rule]
 
 
@@ -124,8 +129,11 @@ def _count(value, name):
 def step_outcomes(p, q, gamma, rule="token", prefix=(), **options):
     """{(n kept, emitted block): probability} of one verification step after `prefix`.
 
-    options: width, replace and naive for "tree"; eps and delta for "typical"; reported for "token"
-    and "block" ("q", "one-hot" or "ones": the draft row the verifier is given, see `_seen`).
+    options: width, replace and naive for "tree"; eps and delta for "typical"; for "token" and "block"
+    their switches (`steps.VARIANTS`: the first value of each is the rule, every other one a known
+    mistake or a shipped bug), among them reported ("q", "one-hot" or "ones": the draft row the
+    verifier is given). With stop=False (the token rule verifying on after a rejection) an outcome
+    whose kept tokens are not a prefix of the draft has n = None.
 
     >>> from fractions import Fraction as F
     >>> step_outcomes(lambda s: (F(1, 2), F(1, 2)), lambda s: (F(1), F(0)), 1, "token")  # draft 0, kept w.p. 1/2
@@ -139,7 +147,10 @@ def step_outcomes(p, q, gamma, rule="token", prefix=(), **options):
 
 def expected_accepted(p, q, gamma, rule="token", prefix=(), **options):
     """E[number of drafted tokens kept] in one step after `prefix` (tokens emitted = this + 1)."""
-    return sum((prob * n for (n, _), prob in step_outcomes(p, q, gamma, rule, prefix, **options).items()), Fraction(0))
+    outcomes = step_outcomes(p, q, gamma, rule, prefix, **options)
+    if any(n is None for n, _ in outcomes):
+        raise ValueError("with stop=False the kept tokens need not be a prefix of the draft: count them yourself")
+    return sum((prob * n for (n, _), prob in outcomes.items()), Fraction(0))
 
 
 def emitted_distribution(p, q, n, gamma, rule="token", prefix=(), **options):

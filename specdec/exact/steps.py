@@ -17,6 +17,7 @@ import itertools
 import math
 from fractions import Fraction
 
+from ..residual import argmax, residual_distribution, residual_mass
 from ..rules import TYPICAL_DELTA, TYPICAL_EPS, block_threshold, block_weight, entropy, typical_threshold
 
 RULES = ("token", "block", "tree", "greedy", "typical", "token-no-stop", "block-per-token")
@@ -24,14 +25,8 @@ RULES = ("token", "block", "tree", "greedy", "typical", "token-no-stop", "block-
 
 # ---- rows in exact arithmetic ----------------------------------------------------------------------------
 def _residual(p, q, w=1):
-    """normalize(max(0, w p - q)), p where that has no mass: `residual.py`'s rule without float()."""
-    excess = [max(0, w * a - b) for a, b in zip(p, q)]
-    mass = sum(excess)
-    return [e / mass for e in excess] if mass > 0 else list(p)
-
-
-def _argmax(row):
-    return max(range(len(row)), key=lambda j: (row[j], -j))   # ties: the lower id
+    """normalize(max(0, w p - q)), p where that has no mass: `residual.py`'s rule, in the rows' own arithmetic."""
+    return residual_distribution(p, q, w, exact=True)
 
 
 def _without(q, removed):
@@ -40,6 +35,11 @@ def _without(q, removed):
     kept = [0 if j in removed else v for j, v in enumerate(q)]
     mass = sum(kept)
     return [v / mass for v in kept] if mass > 0 else kept
+
+
+def _pick(row, how):
+    """{token: probability} of the token taken from a distribution `row`: a draw ("sample") or its argmax."""
+    return {argmax(row): 1} if how == "argmax" else {y: v for y, v in enumerate(row) if v}
 
 
 # ---- one step of each rule: (probability, n kept, emitted block) ----------------------------------------
@@ -60,50 +60,88 @@ def _seen(qrow, x, reported):
     """
     if reported == "q":
         return qrow
-    if reported not in ("one-hot", "ones"):
-        raise ValueError(f"reported is {reported!r}; choose 'q', 'one-hot' or 'ones'")
     return [1 if reported == "ones" or y == x else 0 for y in range(len(qrow))]
 
 
-def _token(p, q, gamma, ctx, reported="q"):
-    def walk(s, prob):
+def _token(p, q, gamma, ctx, reported="q", correction="residual", bonus="sample", accept="ratio", stop=True):
+    """The token rule; each other value of a switch is a catalogued mistake (VARIANTS).
+
+    stop=False goes on verifying after the first rejection and keeps the later drafts that pass, so the
+    kept tokens need not be a prefix of the draft: such an outcome has n = None (no verifier may give it).
+    """
+    def walk(s, kept, fix, prob):
+        if fix is not None and (stop or len(s) == gamma):
+            return [(prob, len(kept) if s[:len(kept)] == kept else None, kept + (fix,))]
         prow = p(ctx + s)
         if len(s) == gamma:
-            return [(prob * v, len(s), s + (y,)) for y, v in enumerate(prow) if v]
-        out = []
-        for x, qx in enumerate(q(ctx + s)):
-            if qx:
-                seen = _seen(q(ctx + s), x, reported)
-                keep = min(1, prow[x] / seen[x])                 # P(token_accepts) for u ~ U[0, 1)
-                if keep:
-                    out += walk(s + (x,), prob * qx * keep)
-                if keep < 1:
-                    out += [(prob * qx * (1 - keep) * v, len(s), s + (y,))
-                            for y, v in enumerate(_residual(prow, seen)) if v]
+            return [(prob * v, len(s), s + (y,)) for y, v in _pick(prow, bonus).items()]
+        out, qrow = [], q(ctx + s)
+        for x, qx in enumerate(qrow):
+            if not qx:
+                continue
+            seen = _seen(qrow, x, reported)
+            keep = min(1, prow[x] if accept == "p" else prow[x] / seen[x])   # P(token_accepts) for u ~ U[0, 1)
+            if keep:
+                out += walk(s + (x,), kept + (x,), fix, prob * qx * keep)
+            if keep < 1 and fix is not None:
+                out += walk(s + (x,), kept, fix, prob * qx * (1 - keep))
+            elif keep < 1:
+                from_p = correction == "p" or (correction == "p_after_step_0" and s)
+                row = prow if from_p else _residual(prow, seen)
+                for y, v in _pick(row, "argmax" if correction == "argmax" else "sample").items():
+                    out += walk(s + (x,), kept, y, prob * qx * (1 - keep) * v)
         return out
-    return walk((), 1)
+    return walk((), (), None, 1)
 
 
-def _block(p, q, gamma, ctx, per_token=False, reported="q"):
+def kept_law(h, keep="last"):
+    """[P(n = 0), ..., P(n = K)] for thresholds h_1..h_K and independent eta_i ~ U[0, 1).
+
+    keep="last": n is the LAST i with eta_i < h_i (block verification); keep="first": the passes
+    before the first failure (a catalogued mistake: the token rule's stopping on the block thresholds).
+
+    >>> from fractions import Fraction as F
+    >>> kept_law([F(1, 2), F(1)]), kept_law([F(1, 2), F(1)], keep="first")
+    ([Fraction(0, 1), Fraction(0, 1), Fraction(1, 1)], [Fraction(1, 2), Fraction(0, 1), Fraction(1, 2)])
+    """
+    k = len(h)
+    if keep == "last":
+        return [(h[m - 1] if m else 1) * math.prod((1 - v for v in h[m:]), start=Fraction(1)) for m in range(k + 1)]
+    return [math.prod(h[:m], start=Fraction(1)) * (1 - h[m] if m < k else 1) for m in range(k + 1)]
+
+
+def block_decisions(tokens, q, p, test="block", ratio_q=True, mass_weight=True):
+    """(weights [w_0 .. w_K], thresholds [h_1 .. h_K]) for a drafted block, given its rows q[i], p[i] (exact).
+
+    The rule's own decisions (`rules.block_weight`, `rules.block_threshold`, `residual.residual_mass`);
+    each other value of a switch is a catalogued mistake (VARIANTS["block"]).
+    """
+    w, h, k = [1], [], len(tokens)
+    for i, x in enumerate(tokens):
+        w.append(block_weight(w[i], p[i][x], q[i][x] if ratio_q else 1))
+    for i in range(1, k + 1):
+        if test == "token":                                      # vllm-ascend#7807: each token's own test
+            h.append(min(1, p[i - 1][tokens[i - 1]] / q[i - 1][tokens[i - 1]]))
+        elif i == k:
+            h.append(w[k])
+        else:
+            h.append(block_threshold(w[i], residual_mass(p[i], q[i], w[i] if mass_weight else 1, exact=True)))
+    return w, h
+
+
+def _block(p, q, gamma, ctx, reported="q", test="block", keep="last", ratio_q=True, mass_weight=True,
+           residual_weight=True, bonus_row="K"):
     out = []
     for x, prob in _drafts(q, ctx, gamma):
         seen = [_seen(q(ctx + x[:i]), x[i], reported) for i in range(gamma)]   # the rows the verifier reads
-        w, h = [1], []
-        for i in range(gamma):
-            prow = p(ctx + x[:i])
-            w.append(block_weight(w[i], prow[x[i]], seen[i][x[i]]))
-            if per_token:                                        # the bug: each token's own test
-                h.append(min(1, prow[x[i]] / seen[i][x[i]]))
-            elif i + 1 == gamma:
-                h.append(w[gamma])
-            else:
-                z = sum(max(0, w[i + 1] * a - b) for a, b in zip(p(ctx + x[:i + 1]), seen[i + 1]))
-                h.append(block_threshold(w[i + 1], z))
-        for n in range(gamma + 1):                               # n = the last i with eta_i < h_i
-            pn = (h[n - 1] if n else 1) * math.prod((1 - v for v in h[n:]), start=Fraction(1))
+        prows = [p(ctx + x[:i]) for i in range(gamma + 1)]
+        w, h = block_decisions(x, seen, prows, test, ratio_q, mass_weight)
+        for n, pn in enumerate(kept_law(h, keep)):
             if pn:
-                prow = p(ctx + x[:n])
-                row = prow if n == gamma else _residual(prow, seen[n], 1 if per_token else w[n])
+                if n == gamma:
+                    row = prows[gamma] if bonus_row == "K" else prows[max(gamma - 1, 0)]
+                else:
+                    row = _residual(prows[n], seen[n], w[n] if residual_weight else 1)
                 out += [(prob * pn * v, n, x[:n] + (y,)) for y, v in enumerate(row) if v]
     return out
 
@@ -127,9 +165,9 @@ def _greedy(p, q, gamma, ctx, test=None):
     out = []
     for x, prob in _drafts(q, ctx, gamma):
         n = 0
-        while n < gamma and (test(p(ctx + x[:n]), x[n]) if test else x[n] == _argmax(p(ctx + x[:n]))):
+        while n < gamma and (test(p(ctx + x[:n]), x[n]) if test else x[n] == argmax(p(ctx + x[:n]))):
             n += 1
-        out.append((prob, n, x[:n] + (_argmax(p(ctx + x[:n])),)))
+        out.append((prob, n, x[:n] + (argmax(p(ctx + x[:n])),)))
     return out
 
 
@@ -183,4 +221,17 @@ def _tree(p, q, gamma, ctx, width=2, replace=False, naive=False):
 
 
 STEPS = {"token": _token, "block": _block, "tree": _tree, "greedy": _greedy, "typical": _typical,
-          "token-no-stop": _token_no_stop, "block-per-token": lambda *a, **o: _block(*a, per_token=True, **o)}
+         "token-no-stop": _token_no_stop,
+         "block-per-token": lambda *a, **o: _block(*a, test="token", residual_weight=False, **o)}
+
+# The switches of the token and block rules: the first value of each is the rule, every other one a known
+# mistake (the exercises' catalogues) or a shipped production bug. "block-per-token" is block verification with
+# the token rule's test and residual, as vllm-ascend#7807 shipped it.
+VARIANTS = {
+    "token": {"reported": ("q", "one-hot", "ones"), "correction": ("residual", "p", "p_after_step_0", "argmax"),
+              "bonus": ("sample", "argmax"), "accept": ("ratio", "p"), "stop": (True, False)},
+    "block": {"reported": ("q", "one-hot", "ones"), "test": ("block", "token"), "keep": ("last", "first"),
+              "ratio_q": (True, False), "mass_weight": (True, False), "residual_weight": (True, False),
+              "bonus_row": ("K", "K - 1")},
+}
+VARIANTS["block-per-token"] = {"reported": VARIANTS["block"]["reported"]}

@@ -48,7 +48,7 @@ class MemoryBoundTarget:
         x = self._x.get(rows)
         if x is None:
             x = self._x[rows] = np.full((rows, self.W.shape[0]), 0.25, np.float32)
-        x @ self.W                                                          # [rows, width] @ [width, columns]: discarded
+        x @ self.W                                                    # [rows, width] @ [width, columns]: discarded
 
     def probs_for_positions(self, ids, start, temperature=1.0):
         """Exactly target.probs_for_positions(ids, start, temperature), plus the memory traffic."""
