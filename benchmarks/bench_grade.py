@@ -1,4 +1,4 @@
-"""How long grading takes: one submission, and a class of 50 with --jobs 2 (the README's two targets).
+"""How long grading takes: one submission, and a class of 50 with --jobs 2 (tables: benchmarks/README.md).
 
     python benchmarks/bench_grade.py            # full: 5 single runs per file, a 50-file class
     python benchmarks/bench_grade.py --quick    # 2 single runs per file, a 20-file class

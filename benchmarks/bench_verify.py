@@ -25,7 +25,7 @@ Tables:
            drafts come from q (x ~ softmax(z_q)), z_q = z_p + 0.3 N(0, 1): about 3 in 4 drafts are
            accepted, so most rows verify most positions (an early rejection would favour ours).
  2. probs  From probabilities, time per batch, V = 32000: verify_batch (validate=True and False)
-           against `batched_naive.naive_verify_batch` (a residual at all B x K positions) and the
+           against `specdec.batched.naive.naive_verify_batch` (a residual at all B x K positions) and the
            per-row loop of verify_speculative_tokens (timed on 4 rows, scaled to B).
  3. seeds  The price of per-row seeds: sample_batch with seeds [B] against one Generator.
  4. mc     Monte Carlo throughput of sample_batch at V = 50 (verified drafts per second).

@@ -3,22 +3,28 @@
 `make site` runs this (after installing requirements-site.txt); tests/test_site.py runs it
 into a temporary folder. Sphinx reads one source folder, but the course's pages live where
 learners use them: lessons in notebooks/, the course map in README.md, exercise statements and
-notebooks in exercises/, the site's own pages (home, API reference) in docs/. So this mirrors the
-repository into a staging folder (WORK/src) at the same relative paths (docs/ at its root), so that
-the links written for a reader of the repository resolve on the site as they do there: a lesson's
+notebooks in exercises/, the benchmarks' record in benchmarks/README.md, the site's own pages (home,
+API reference) and its manual (docs/README.md) in docs/. So this mirrors the repository into a
+staging folder (WORK/src) at the same relative paths (docs/*.md and docs/*.rst at its root, but
+docs/README.md, written for a reader of the repository like the other READMEs, keeps its path; the
+rest of docs/ is code, not pages), so that the links written for a reader of the repository resolve
+on the site as they do there: a lesson's
 `../README.md` and `../exercises/ex02_softmax/ex02_softmax.ipynb` are pages, and a link to any other
 file (`benchmarks/bench_verify.py`) is a download, since the file is in the mirror. Files keep their
 modification times and only changed ones are copied, so Sphinx rebuilds only what changed; a file
 deleted from the repository is deleted from the mirror. docs/conf.py decides which mirrored files
 are pages; its extension docs/_ext/repo_links.py rewrites what a Markdown page links to where no
-page or file answers (a folder, a module of specdec), and docs/_ext/docstrings.py lays out the
-plain-text docstrings. Notebooks are rendered from their committed outputs, never run.
+page or file answers (a folder, a module of specdec), docs/_ext/docstrings.py lays out the
+plain-text docstrings, and docs/_ext/course_order.py lists the exercises in course order. Notebooks
+are rendered from their committed outputs, never run.
 
-The API reference gets one page per public module of specdec, found by walking the package, so
-a new module appears without an edit. A private module (specdec._checks, specdec.batched.rules,
-specdec.__main__) has none: it is how the public ones work, not something a reader calls, and
-its public siblings' pages say what it does for them. Each page is `automodule` (the module's docstring, then
-its documented functions and classes), and a package's page lists its modules.
+The API reference gets one page per public module of specdec, the library the lessons import,
+found by walking the package (its subpackages batched/, exact/, generation/ and models/ included),
+so a new module appears without an edit. A private module (specdec._checks, specdec.__main__) has
+none: it is how the public ones work, not something a reader calls, and its public siblings' pages
+say what it does for them. Each page is `automodule` (the module's docstring, then its documented
+functions and classes), and a package's page lists its modules. The grading engine (the top-level
+package grader/) is not walked: it is not what the lessons teach, and api.rst says where it is.
 
 Sphinx writes into WORK/html, which is then mirrored to the output folder: MyST-NB writes the
 figures it extracts from notebooks into a jupyter_execute/ folder beside Sphinx's output folder,
@@ -27,8 +33,8 @@ which for _site/ would be the repository's root.
 Subtle: symlinks instead of copies would be lighter, but MyST resolves a link through the real
 path of the file it is in, which lies outside the source folder, and then finds no page. And
 autosummary's recursive mode is not used for the API pages: it resolves a dotted name attribute
-first, so `grader.check` (a module) became the function that `grader`
-re-exports under the same name, and the module's page was lost.
+first, so a module named like the function its package re-exports (the grader's `check`, when the
+grader was walked) became that function, and the module's page was lost.
 """
 
 import argparse
@@ -45,14 +51,18 @@ PACKAGE = "specdec"
 API = "api"          # the generated module pages, inside the mirror
 # Not mirrored: hidden files (.git, .venv), build output and caches. docs/ is mirrored at the root.
 SKIPPED = {"_build", "_site", "build", "__pycache__", ".ipynb_checkpoints"}
+# Pages of docs/ mirrored at their own path, docs/NAME, not at the root: the root's README.md is the
+# course map, and this one is linked from the repository's Markdown as docs/README.md.
+KEEP_PATH = {"README.md"}
 
 
 def wanted_files(*outside):
     """{path inside the mirror: path in the repository} for every file the site is built from:
-    docs/*.md and docs/*.rst at the root, and the rest of the repository at its own path, except
-    hidden files, build output and the folders `outside` (the output and staging folders)."""
-    files = {path.relative_to(DOCS): path for path in sorted(DOCS.iterdir())
-             if path.is_file() and path.suffix in (".md", ".rst")}
+    docs/*.md and docs/*.rst at the root (docs/README.md at its own path), and the rest of the
+    repository at its own path, except hidden files, build output and the folders `outside` (the
+    output and staging folders)."""
+    files = {(path.relative_to(REPO) if path.name in KEEP_PATH else path.relative_to(DOCS)): path
+             for path in sorted(DOCS.iterdir()) if path.is_file() and path.suffix in (".md", ".rst")}
     outside = {Path(folder).resolve() for folder in outside}
     for folder, subfolders, names in os.walk(REPO):
         subfolders[:] = sorted(name for name in subfolders
@@ -148,9 +158,10 @@ def main(argv=None):
     from sphinx.cmd.build import build_main   # imported late: --help works without Sphinx
 
     # Sphinx re-reads a page when its source (or, for an API page, its module) changes, but not
-    # when the code in conf.py or its extensions in docs/_ext/ does: then start afresh (-E).
+    # when the code in conf.py or its extensions in docs/_ext/ does, nor the table of exercises that
+    # _ext/course_order.py reads: then start afresh (-E).
     pickle = work / "doctrees" / "environment.pickle"
-    code = [DOCS / "conf.py", *(DOCS / "_ext").glob("*.py")]
+    code = [DOCS / "conf.py", *(DOCS / "_ext").glob("*.py"), REPO / "exercises" / "__init__.py"]
     fresh = ["-E"] if pickle.exists() and max(f.stat().st_mtime for f in code) > pickle.stat().st_mtime else []
     status = build_main(["-W", "--keep-going", "-q", "-b", "html", "-c", str(DOCS),
                          "-d", str(work / "doctrees"), *fresh, *args.sphinx_args,

@@ -1,18 +1,20 @@
 """Sphinx configuration of the course website (`make site`, which runs docs/build.py).
 
-Sphinx reads a staging folder that build.py fills with a copy of the repository (docs/*.md and
-docs/*.rst at its root) and one generated page per module of specdec. Which of those files are
-pages is decided here, by pattern: README.md (the course map), every notebooks/*.ipynb, every
-exercises/*/README.md and exercises/*/*.ipynb present. The toctrees in index.md glob the same
-patterns, so a lesson or an exercise that is added or renamed takes its place, in file-name order,
-with no edit; an exercise's notebook is listed under its statement.
+Sphinx reads a staging folder that build.py fills with a copy of the repository (docs/index.md and
+docs/api.rst at its root, docs/README.md at its own path) and one generated page per public module of
+specdec. Which of those files are pages is decided here, by pattern: README.md (the course map), every
+notebooks/*.ipynb, every exercises/*/README.md and exercises/*/*.ipynb present, benchmarks/README.md
+and docs/README.md (the site's own manual). The toctrees in index.md glob the same patterns, so a
+lesson or an exercise that is added or renamed takes its place with no edit: lessons in file-name
+order, exercises in the order the course meets them (_ext/course_order.py, from exercises.COURSE);
+an exercise's notebook is listed under its statement.
 """
 
 import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))   # this site's own two extensions
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))   # this site's own three extensions
 
 project = "specdec"
 author = "the specdec authors"
@@ -27,11 +29,13 @@ extensions = [
     "sphinx.ext.viewcode",      # each documented function links to its highlighted source
     "docstrings",               # _ext/docstrings.py: plain-text docstrings shown as laid out
     "repo_links",               # _ext/repo_links.py: the README's and exercises' links work on the site
+    "course_order",             # _ext/course_order.py: the sidebar lists the exercises in course order
 ]
 
 root_doc = "index"
 include_patterns = ["index.md", "README.md", "api.rst", "api/*.rst", "notebooks/*.ipynb",
-                    "exercises/README.md", "exercises/*/README.md", "exercises/*/*.ipynb"]
+                    "exercises/README.md", "exercises/*/README.md", "exercises/*/*.ipynb",
+                    "benchmarks/README.md", "docs/README.md"]
 
 # Notebooks are shown exactly as committed: CI re-executes them (strict nbval), the site never does.
 nb_execution_mode = "off"
@@ -44,7 +48,8 @@ myst_heading_anchors = 3        # [text](#a-heading) links in the Markdown resol
 # Downloads get the notebook's own name (01_x.ipynb), not 01_x.ipynb.txt.
 html_sourcelink_suffix = ""
 
-# API reference: build.py writes an `automodule` page for every public module of specdec.
+# API reference: build.py writes an `automodule` page for every public module of specdec (the
+# library the lessons import; the grading engine, grader/, is not part of it).
 # ignore-module-all: a package's __all__ re-exports names (specdec.softmax is specdec.logits.softmax);
 # each object is documented once, on the page of the module that defines it.
 autodoc_default_options = {"members": True, "ignore-module-all": True}

@@ -3,10 +3,12 @@
 One build per test run, into a temporary folder, by the same script `make site` runs
 (docs/build.py). The HTML is then read with the standard library's parser. What the site
 must contain is taken from the repository, never from the site's configuration: README.md,
-every notebooks/*.ipynb, every exercises/*/README.md and exercises/*/*.ipynb and every public
-module of specdec must have a page, each lesson page must show the outputs committed in its
-notebook, every link the repository's Markdown and notebooks write must work on the site, and
-every word of every docstring must reach its API page.
+benchmarks/README.md, docs/README.md, every notebooks/*.ipynb, every exercises/*/README.md and
+exercises/*/*.ipynb and every public module of specdec (the library the lessons import, with its
+subpackages; not the grading engine, grader/) must have a page, each lesson page must show the
+outputs committed in its notebook, the sidebar must list the exercises in course order
+(exercises.COURSE), every link the repository's Markdown and notebooks write must work on the site,
+and every word of every docstring must reach its API page.
 
 Skipped when the site's requirements are not installed (pip install -r requirements-site.txt,
 or `make site`, which installs them); .ci/run installs them so CI runs this.
@@ -41,6 +43,9 @@ pytestmark = [
 LESSONS = sorted((REPO / "notebooks").glob("*.ipynb"))
 EXERCISES = sorted((REPO / "exercises").glob("*/README.md"))
 EXERCISE_NOTEBOOKS = sorted((REPO / "exercises").glob("*/*.ipynb"))
+# The repository's Markdown pages besides the lessons' and exercises': each has a page at its own path.
+READMES = [REPO / "README.md", REPO / "exercises" / "README.md", REPO / "benchmarks" / "README.md",
+           REPO / "docs" / "README.md"]
 EXTERNAL = ("http", "https", "mailto", "data", "javascript", "tel")
 
 
@@ -103,7 +108,8 @@ def site(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k != "SPECDEC_REPO_URL"}   # no launch buttons
     proc = subprocess.run([sys.executable, str(REPO / "docs" / "build.py"), "--out", str(out), "--work", str(work)],
                           capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
-    assert proc.returncode == 0, f"the site build failed (warnings are errors):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, \
+        f"the site build failed (warnings are errors):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     # _static/ holds the theme's Jinja macro files (*.html), not pages.
     pages = {path: Page(path.read_text(encoding="utf-8")) for path in sorted(out.rglob("*.html"))
              if "_static" not in path.relative_to(out).parts}
@@ -111,7 +117,7 @@ def site(tmp_path_factory):
 
 
 def public_modules():
-    """Every importable module of specdec whose dotted name has no private part."""
+    """Every importable module of specdec (subpackages included) whose dotted name has no private part."""
     import specdec
     names = ["specdec"]
     for info in pkgutil.walk_packages(specdec.__path__, "specdec."):
@@ -123,15 +129,38 @@ def public_modules():
 def test_every_lesson_exercise_and_module_has_a_page(site):
     out, _, _ = site
     assert len(LESSONS) >= 8 and len(EXERCISES) >= 5 and EXERCISE_NOTEBOOKS   # the repository's own files were found
-    expected = ["index.html", "search.html", "api.html", "README.html", "exercises/README.html"]
+    expected = ["index.html", "search.html", "api.html"]
+    expected += [readme.relative_to(REPO).with_suffix(".html").as_posix() for readme in READMES]
     expected += [f"notebooks/{nb.stem}.html" for nb in LESSONS]
     expected += [f"exercises/{readme.parent.name}/README.html" for readme in EXERCISES]
     expected += [f"exercises/{nb.parent.name}/{nb.stem}.html" for nb in EXERCISE_NOTEBOOKS]
     expected += [f"api/{name}.html" for name in public_modules()]
     missing = [page for page in expected if not (out / page).is_file()]
     assert not missing, f"no page for: {missing}"
-    # The reference is of the public library: a private module (specdec._checks) has no page.
+    # The reference is of the public library: a private module (specdec._checks) has no page, and
+    # the grading engine, a package of its own, is not in the learner's reference.
     assert not [page.name for page in (out / "api").glob("*._*.html")]
+    assert not list((out / "api").glob("grader*.html"))
+    assert {"specdec.batched", "specdec.exact", "specdec.generation", "specdec.models"} <= set(public_modules())
+
+
+def test_the_sidebar_lists_the_exercises_in_course_order(site):
+    # exercises.COURSE is the order the course meets them (ex02 after lesson 01, then ex01, ...), not
+    # the folders' file-name order; the sidebar of every page shows the statements in that order.
+    from exercises import COURSE
+    out, _, pages = site
+    want = [f"exercises/{folder}/README.html" for _, folder, _ in COURSE]
+    folders = sorted(folder for _, folder, _ in COURSE)
+    assert [f.parent.name for f in EXERCISES] == folders, "an exercise folder is not in exercises.COURSE"
+    for name in ("index.html", "notebooks/" + LESSONS[0].stem + ".html", want[-1]):
+        path, others = (out / name).resolve(), [page for page in want if page != name]   # a page links itself by "#"
+        seen = []
+        for link in pages[path].links:
+            target = resolved(out, path, link)
+            rel = target.relative_to(out.resolve()).as_posix() if out.resolve() in target.parents else ""
+            if rel in others and rel not in seen:
+                seen.append(rel)
+        assert seen == others, f"{name}: the exercises appear in the order {seen}"
 
 
 def test_every_internal_link_and_image_resolves(site):
@@ -242,13 +271,14 @@ def test_launch_buttons_point_at_the_notebook_when_a_repository_is_given(site):
     binder_out = out.parent / "binder"
     env = {**os.environ, "SPECDEC_REPO_URL": "https://github.com/example/specdec", "SPECDEC_REPO_BRANCH": "main"}
     lesson = LESSONS[0]
-    proc = subprocess.run([sys.executable, str(REPO / "docs" / "build.py"), "--out", str(binder_out), "--work", str(work),
-                           "--only", f"notebooks/{lesson.name}"],
+    proc = subprocess.run([sys.executable, str(REPO / "docs" / "build.py"), "--out", str(binder_out),
+                           "--work", str(work), "--only", f"notebooks/{lesson.name}"],
                           capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     page = Page((binder_out / "notebooks" / f"{lesson.stem}.html").read_text(encoding="utf-8"))
     binder = [link for link in page.links if "mybinder.org" in link]
-    assert binder and all(f"notebooks/{lesson.name}" in link and "example/specdec/main" in link for link in binder), binder
+    assert binder, page.links
+    assert all(f"notebooks/{lesson.name}" in link and "example/specdec/main" in link for link in binder), binder
 
 
 def markdown_links(text):
@@ -266,7 +296,7 @@ def test_links_written_for_the_repository_work_on_the_site(site):
     # A lesson links to ../README.md and to an exercise's README and notebook, written for a learner
     # in Jupyter; an exercise's statement links to lessons. Each must be a working link to that page.
     out, _, pages = site
-    sources = LESSONS + EXERCISE_NOTEBOOKS + [REPO / "README.md", REPO / "exercises" / "README.md"] + EXERCISES
+    sources = LESSONS + EXERCISE_NOTEBOOKS + READMES + EXERCISES
     checked = 0
     for source in sources:
         page_path = (out / source.relative_to(REPO)).with_suffix(".html").resolve()
@@ -299,12 +329,15 @@ def test_the_course_map_links_the_files_it_names(site):
         path = REPO / quoted
         if not path.is_file() or any(part.startswith(".") for part in Path(quoted).parts) or quoted.startswith("_"):
             continue
-        if quoted.startswith("specdec/") and path.suffix == ".py" and not any(part.startswith("_") for part in Path(quoted).parts):
+        private = any(part.startswith("_") for part in Path(quoted).parts)
+        if quoted.startswith("specdec/") and path.suffix == ".py" and not private:
             name = quoted.removesuffix(".py").replace("/", ".")
-            assert (out / "api" / f"{name}.html").resolve() in targets, f"README: `{quoted}` does not link to its API page"
+            assert (out / "api" / f"{name}.html").resolve() in targets, \
+                f"README: `{quoted}` does not link to its API page"
             modules += 1
         elif path.suffix in (".ipynb", ".md"):      # a lesson, an exercise: pages
-            assert (out / quoted).with_suffix(".html").resolve() in targets, f"README: `{quoted}` does not link to its page"
+            assert (out / quoted).with_suffix(".html").resolve() in targets, \
+                f"README: `{quoted}` does not link to its page"
             pages_linked += 1
         elif not quoted.startswith("docs/"):
             files.append(quoted)
@@ -341,10 +374,12 @@ def test_every_word_of_every_docstring_reaches_its_page(site):
         text = pages[(out / "api" / f"{name}.html").resolve()].text.translate(SMART)
         docs = [module.__doc__ or ""]
         for attr, obj in vars(module).items():
-            if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == name and not attr.startswith("_"):
+            defined = (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == name
+            if defined and not attr.startswith("_"):
                 docs.append(obj.__doc__ or "")
                 if inspect.isclass(obj):
-                    docs += [m.__doc__ or "" for k, m in vars(obj).items() if inspect.isfunction(m) and not k.startswith("_")]
+                    docs += [m.__doc__ or "" for k, m in vars(obj).items()
+                             if inspect.isfunction(m) and not k.startswith("_")]
         words = {w for doc in docs for w in inspect.cleandoc(doc).replace("`", "").split()}
         mangled += [f"{name}: {w!r}" for w in sorted(words)
                     if w not in text and w.strip(".,;:()*") not in text and w not in ("Args:", "Returns:", "Raises:")]
@@ -365,11 +400,23 @@ def test_plain_text_docstrings_become_the_rest_they_mean():
     lines = ["Intro:", "", "- the test reads p(x), and", "      log p(x) = z - lse(z),", "  one pass;",
              "- stops early.", "Blocks hold BLOCK entries."]
     assert docstrings.literal_blocks(lines) == [
-        "Intro:", "", "- the test reads p(x), and", "", "  .. code-block:: text", "", "      log p(x) = z - lse(z),", "",
-        "  one pass;", "- stops early.", "", "Blocks hold BLOCK entries."]
+        "Intro:", "", "- the test reads p(x), and", "", "  .. code-block:: text", "",
+        "      log p(x) = z - lse(z),", "", "  one pass;", "- stops early.", "", "Blocks hold BLOCK entries."]
     # |z| is an absolute value, not a substitution; `Fraction`s is the name plus an s; code is left alone.
     assert docstrings.literal_blocks(["The largest |z|, as `fractions.Fraction`s; `|x| <a>` stays."]) == [
         "The largest \\|z\\|, as `fractions.Fraction`\\ s; `|x| <a>` stays."]
     # A doctest under a sentence stays a doctest; a formula under a sentence becomes a literal block.
     assert docstrings.literal_blocks(["Example:", "    >>> 1 + 1", "    2"]) == ["Example:", "    >>> 1 + 1", "    2"]
     assert doctest.testmod(docstrings).failed == 0
+
+
+def test_the_sidebar_order_comes_from_the_course_table():
+    # docs/_ext/course_order.py reads exercises.COURSE without importing it (no build needed).
+    from exercises import COURSE
+    sys.path.insert(0, str(REPO / "docs" / "_ext"))
+    try:
+        import course_order
+    finally:
+        sys.path.remove(str(REPO / "docs" / "_ext"))
+    assert course_order.course_folders() == [folder for _, folder, _ in COURSE]
+    assert doctest.testmod(course_order).failed == 0
