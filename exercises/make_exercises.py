@@ -116,6 +116,9 @@ def generate(root=ROOT, check_only=False, execute=False):
         with open(base + ".py", "w", encoding="utf-8") as f:
             f.write(stub)
         if execute or old_nb is None or _sources(old_nb) != _sources(nb):
+            if old_nb is not None and len(old_nb.cells) == len(nb.cells):
+                for cell, old_cell in zip(nb.cells, old_nb.cells):   # the committed cell ids: no churn in diffs
+                    cell.id = old_cell.get("id", cell.id)
             from nbconvert.preprocessors import ExecutePreprocessor
             ExecutePreprocessor(timeout=120, kernel_name="python3").preprocess(nb, {"metadata": {"path": folder}})
             nbformat.write(nb, base + ".ipynb")

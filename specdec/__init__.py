@@ -13,6 +13,7 @@ Map of the package, in the order the course meets it. The rules, plain Python:
     multidraft  many drafts for one position, and token trees
     typical     greedy and typical acceptance
     theory      the formulas: beta, E[tokens per call], the wall-time speedup, P(n accepted)
+    lessons     the small helpers the lessons share: a row printed, a random row drawn
 and the families, one subpackage each:
     exact       exact enumeration in Fractions: what each rule (and each known mistake of it) emits
     batched     the rule over a batch [B, K, V] with NumPy, from probabilities or logits
