@@ -13,14 +13,17 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/01_logits_to_probabilities.ipynb
 
-# Tests run on every core (pytest-xdist; JOBS=1 for one process). --dist loadfile keeps each file,
-# so each notebook's cells and kernel, in one worker.
+# Lint (ruff, configured in pyproject.toml), then every test on every core (pytest-xdist; JOBS=1 for one
+# process). --dist loadfile keeps each file, so each notebook's cells and kernel, in one worker.
 JOBS ?= auto
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
 
-# The developer's fast loop: everything but the tests marked slow (notebooks and doctests included).
+# The developer's fast loop: lint, then everything but the tests marked slow (doctests and the notebooks not
+# marked slow included). A test not marked slow that takes more than 1 s fails it (tests/conftest.py).
 quick: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -m "not slow"
 
 setup: $(STAMP)
@@ -40,7 +43,7 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis _site _build
 
-# The course as a website (README: "Read the course as a website"): Sphinx, MyST-NB and the Jupyter
+# The course as a website (docs/README.md): Sphinx, MyST-NB and the Jupyter
 # Book theme from requirements-site.txt, added to .venv on first use. Warnings are errors; the
 # notebooks are shown with their committed outputs, never run. Output: _site/ (cache: _build/).
 # Launch buttons (Binder) only with a public repository: make site REPO_URL=https://github.com/OWNER/REPO

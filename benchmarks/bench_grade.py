@@ -2,6 +2,7 @@
 
     python benchmarks/bench_grade.py            # full: 5 single runs per file, a 50-file class
     python benchmarks/bench_grade.py --quick    # 2 single runs per file, a 20-file class
+    python benchmarks/bench_grade.py --class-only --size 300 --feedback   # a class of 300, with feedback files
 
 Every number is the wall time of a fresh `python -m specdec.grade` process, as an instructor or a
 learner runs it: interpreter start, imports, generating the hidden cases, the sandbox(es), judging.
@@ -46,30 +47,36 @@ def grade(*args):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and a 20-file class")
+    parser.add_argument("--size", type=int, help="the class's size (default 50, 20 with --quick)")
+    parser.add_argument("--class-only", action="store_true", help="time the class alone")
+    parser.add_argument("--feedback", action="store_true", help="the class also writes every learner's feedback")
     args = parser.parse_args(argv)
     repeats, size = (2, 20) if args.quick else (5, 50)
+    size = args.size or size
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
     times = {label: [] for label, _, _ in SINGLE}
     sandbox = ""
-    for _ in range(repeats):  # interleaved: each round grades every file once
+    for _ in range(0 if args.class_only else repeats):  # interleaved: each round grades every file once
         for label, path, exercise in SINGLE:
             seconds, result = grade(path, "--exercise", exercise, "--json")
             times[label].append(seconds)
             sandbox = sandbox or result.stdout.split('"sandbox": "')[1].split('"')[0]
-    print(f"\none submission, fresh process each time (sandbox: {sandbox}; {repeats} interleaved runs)")
-    print(f"{'file':40s} {'median s':>9s} {'min s':>7s} {'max s':>7s}")
-    for label, values in times.items():
-        print(f"{label:40s} {statistics.median(values):9.2f} {min(values):7.2f} {max(values):7.2f}")
+    if not args.class_only:
+        print(f"\none submission, fresh process each time (sandbox: {sandbox}; {repeats} interleaved runs)")
+        print(f"{'file':40s} {'median s':>9s} {'min s':>7s} {'max s':>7s}")
+        for label, values in times.items():
+            print(f"{label:40s} {statistics.median(values):9.2f} {min(values):7.2f} {max(values):7.2f}")
     with tempfile.TemporaryDirectory() as folder:
         for i in range(size):
             name = CLASS[i % len(CLASS)]
             shutil.copy(os.path.join(SUBS, name), os.path.join(folder, f"learner{i:02d}_{name}"))
+        extra = ["--feedback", os.path.join(folder, "feedback")] if args.feedback else []
         seconds, result = grade("--batch", folder, "--exercise", "ex01", "--csv", os.path.join(folder, "g.csv"),
-                                "--jobs", "2")
+                                "--jobs", "2", "--seed", "7719328466051", *extra)
         rows = open(os.path.join(folder, "g.csv")).read().count("\n") - 1
     loopers = sum(CLASS[i % len(CLASS)].startswith("hostile_loop") for i in range(size))
     print(f"\na class of {size} ex01 files (the mix in CLASS; {loopers} of them loop on 2 cases, each costing two "
-          f"10 s time limits), --jobs 2")
+          f"10 s time limits), --jobs 2, a secret seed" + (", --feedback" if args.feedback else ""))
     print(f"{rows} rows in {seconds:.1f} s = {seconds / size:.2f} s per file")
     print(f"\nload average after: {os.getloadavg()[0]:.2f} (1 min)")
 

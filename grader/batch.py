@@ -1,18 +1,18 @@
-"""Grade a folder of submissions in parallel; one CSV row per file, whatever happens.
+"""Grade a class's folder in parallel; one row per entry, whatever happens.
 
-Each file is graded by `grade_file` from its own private copy, in its own sandboxes with their own
-time limits, and in a grading process of its own (`grade_apart`): that process parses what the
-sandbox sends back, reads the notebook, judges. So nothing a file does (a reply that takes seconds
-to parse and holds that process's interpreter lock, a notebook that keeps IPython busy, a crash of
-the grader's own code) can slow, starve or kill the grading of another file; a grading process
-still running GRACE seconds after the submission's time is killed, with everything it started, and
-the row says so. The CSV is written by this process alone, after every sandbox is gone. Every
-entry named `*.py` or `*.ipynb` gets a row: a symbolic link, a folder, a FIFO or a device is refused
-(in its row) and never opened. Without `exercise`, the files must name one exercise between them.
+The folder is read as an LMS delivers it (`collect.py`: files, per-student folders, zip downloads;
+an entry that cannot be graded gets a row saying why). Each file is graded by `grade_file` from its
+own private copy, in its own sandboxes with their own time limits, and in a grading process of its
+own (`grade_apart`): that process parses what the sandbox sends back, reads the notebook, judges. So
+nothing a file does (a reply that takes seconds to parse and holds that process's interpreter lock, a
+notebook that keeps IPython busy, a crash of the grader's own code) can slow, starve or kill the
+grading of another file; a grading process still running GRACE seconds after the submission's time
+is killed, with everything it started, and the row says so. The gradebook (`gradebook.py`) and the
+feedback files (`feedback.py`) are written by this process alone, after every sandbox is gone.
 
-CSV columns: file, score, max_score, bonus, plain_python, status (passed / failed / error),
-diagnosis, message (why it could not be graded), then one column per case holding 1 (passed)
-or 0. File names go through `report.label` (unambiguous), other learner text through `csv_cell`.
+Each file is graded as the exercise the command names, else as the one its own name gives (ex01_...);
+a file whose name gives none gets a row saying to pass --exercise. Files of one exercise that are
+identical or nearly so are flagged (`similar.py`).
 
     >>> import os
     >>> [os.path.basename(p) for p in submissions_in("tests/submissions/ex03")]
@@ -20,20 +20,22 @@ or 0. File names go through `report.label` (unambiguous), other learner text thr
 """
 
 import collections
-import csv
 import os
 import pickle
 import stat
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from . import diagnose, verdict
-from .registry import exercise as get_exercise
-from .report import csv_cell, label
+from . import diagnose, session, similar, verdict
+from .collect import collect
+from .registry import FOLDERS, exercise as get_exercise
+from .report import Report, label
 from .submission import default_max_seconds, grade_file, infer_exercise
 
 GRACE = 30.0  # seconds a grading process may run past the submission's own time (start-up, judging)
+GRADING_MEMORY = 3 * 1024 ** 3  # the grading process's address space (honest files: under 400 MB)
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -50,6 +52,11 @@ def _child():
         import signal
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:  # not Linux: no such call
+        pass
+    try:  # the grading process's own memory is bounded too: what a file sends it cannot take the machine
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (GRADING_MEMORY, GRADING_MEMORY))
+    except (ImportError, ValueError, OSError):
         pass
     out, sys.stdout = sys.stdout.buffer, sys.stderr  # stdout carries the result alone
     path, exercise, options, known = pickle.load(sys.stdin.buffer)
@@ -70,7 +77,7 @@ def grade_apart(path, exercise=None, known=None, **options):
     the grading process then need not run the catalogue of mistakes again. Raises ValueError for the
     grader's own usage errors, as grade_file does.
     """
-    limit = (options.get("max_seconds") or default_max_seconds(options.get("timeout", 10.0))) + GRACE
+    limit = session.wall_cap(options.get("max_seconds") or default_max_seconds(options.get("timeout", 10.0))) + GRACE
     code = f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); from grader.batch import _child; _child()"
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
@@ -91,68 +98,70 @@ def grade_apart(path, exercise=None, known=None, **options):
 
 
 def _not_graded(path, exercise, options, why):
-    ex = get_exercise(exercise or infer_exercise(path) or "ex01")
-    seed = options.get("seed", 0)
+    """The row of a file that was not graded: its exercise's cases all failed, or no cases if it has none."""
+    name = exercise or infer_exercise(path)
+    if name not in FOLDERS:
+        return Report(name or "", "", [], 0, error=why, source=label(os.path.basename(path)))
+    ex, seed = get_exercise(name), options.get("seed", 0)
     return verdict.not_run(ex, seed, ex.cases(seed), why, source=label(os.path.basename(path)))
 
 
-def _grade_one(path, exercise, options, known):
+def _grade_one(entry, exercise, options, known, only=None):
+    """The Report of one collected entry: graded in a process of its own, or a row saying why not."""
+    name = exercise or infer_exercise(entry.name) or (only if entry.problem else None)
     try:
-        mode = os.lstat(path).st_mode
+        if entry.problem:
+            raise ValueError(entry.problem)
+        if name is None:
+            raise ValueError("cannot tell the exercise from the file name (no exNN in it): pass --exercise")
+        mode = os.lstat(entry.path).st_mode
         if stat.S_ISLNK(mode):  # it could point at the course's solutions or at another learner's file
             raise ValueError("a symbolic link, not a file: refused (hand in the file itself)")
         if not stat.S_ISREG(mode):
             raise ValueError("not a regular file (a folder, FIFO or device): refused")
-        return grade_apart(path, exercise, known, **options, links=False)
-    except (OSError, ValueError) as exc:  # e.g. no exercise in the name: this row says so, the batch goes on
-        return _not_graded(path, exercise, options, str(exc) or type(exc).__name__)
+        report = grade_apart(entry.path, name, known.get(name), **options, links=False)
+    except (OSError, ValueError) as exc:  # this row says why; the batch goes on
+        report = _not_graded(entry.path or entry.name, name, options, str(exc) or type(exc).__name__)
+    report.student, report.source = entry.student, label(entry.name)
+    return report
 
 
-def folder_exercise(paths):
-    """The one exercise the files' names give (None if none does); ValueError if they name several."""
-    named = collections.Counter(e for e in map(infer_exercise, paths) if e)
-    if len(named) > 1:
-        counts = ", ".join(f"{e}: {n} file" + "s" * (n != 1) for e, n in sorted(named.items()))
-        raise ValueError(f"the file names name several exercises ({counts}): pass --exercise")
-    return next(iter(named), None)
+def grade_folder(folder, exercise=None, jobs=2, progress=True, pattern=None, **options):
+    """Reports for every entry `collect` finds in `folder`, in name order (`options` go to grade_file).
 
-
-def grade_folder(folder, exercise=None, jobs=2, progress=True, **options):
-    """Reports for every submission in `folder`, in file-name order (`options` go to grade_file)."""
-    paths = submissions_in(folder)
-    exercise = exercise or folder_exercise(paths)
-    known = None
+    Each file is graded as `exercise`, else as the exercise its own name gives; one that names none gets
+    a row saying so. Similar files are flagged (`report.similar`) among those of one exercise.
+    """
     if exercise:
-        ex, seed = get_exercise(exercise), options.get("seed", 0)  # an unknown exercise: the command's error
-        known = diagnose.signatures(ex, seed, ex.cases(seed)) if len(paths) > 1 else None  # once, for every file
-    bar = None
-    if progress:
-        try:
-            from tqdm import tqdm
-            bar = tqdm(total=len(paths), desc="grading", unit="file", file=sys.stderr)
-        except ImportError:
-            pass
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(_grade_one, p, exercise, options, known) for p in paths]
-        reports = []
-        for future in futures:
-            reports.append(future.result())
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
-    return reports
-
-
-def write_csv(reports, csv_path):
-    """One row per report; per-case columns named after the first report's exercise."""
-    case_names = [c.name for c in reports[0].cases] if reports else []
-    with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["file", "score", "max_score", "bonus", "plain_python", "status", "diagnosis", "message"]
-                        + [csv_cell(n) for n in case_names])
+        get_exercise(exercise)  # an unknown exercise: the command's error, before any work
+    with tempfile.TemporaryDirectory(prefix="specdec-collect-") as work:
+        entries = collect(folder, work, pattern)
+        named = collections.Counter(exercise or infer_exercise(e.name) for e in entries if e.path)
+        only = exercise or (next(iter(named)) if len(named) == 1 else None)   # for the rows of what is not a file
+        seed, known = options.get("seed", 0), {}
+        for name, count in named.items():  # with a secret, each file has hidden cases of its own (cases.case_seed)
+            if name in FOLDERS and count > 1 and not seed:  # the shipped cases: the catalogue runs once, not per file
+                ex = get_exercise(name)
+                known[name] = diagnose.signatures(ex, seed, ex.cases(seed))
+        bar = None
+        if progress:
+            try:
+                from tqdm import tqdm
+                bar = tqdm(total=len(entries), desc="grading", unit="file", file=sys.stderr)
+            except ImportError:
+                pass
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = [pool.submit(_grade_one, e, exercise, options, known, only) for e in entries]
+            reports = []
+            for future in futures:
+                reports.append(future.result())
+                if bar is not None:
+                    bar.update(1)
+        if bar is not None:
+            bar.close()
+    for name in {r.exercise for r in reports}:
+        flagged = similar.groups({r.source: r.fingerprint for r in reports if r.exercise == name and not r.error})
         for r in reports:
-            passed = {c.name: int(c.passed) for c in r.cases}
-            writer.writerow([csv_cell(r.source, 2000), r.score, r.max_score, r.bonus,
-                             "" if r.plain_python is None else int(bool(r.plain_python)), r.status,
-                             csv_cell(r.diagnosis, 400), csv_cell(r.error)] + [passed.get(n, 0) for n in case_names])
+            if r.exercise == name:
+                r.similar = flagged.get(r.source, "")
+    return reports

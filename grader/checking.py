@@ -22,7 +22,7 @@ def _in_jupyter():
     return shell is not None and getattr(shell, "get_ipython", lambda: None)() is not None
 
 
-def check(*functions, exercise=None, quiet=None, seed=0):
+def check(*functions, exercise=None, quiet=None, seed=0, cases=None, key=None):
     """Grade `functions` (defined anywhere, a notebook cell included) on `exercise`; return the Report.
 
     With one function and one expected name, the function's own name does not
@@ -30,7 +30,8 @@ def check(*functions, exercise=None, quiet=None, seed=0):
     are taken from the namespace the first one was defined in. `exercise`
     defaults to the one whose function has the first argument's name.
     `quiet=None` prints the table except in Jupyter, where the returned Report
-    displays itself.
+    displays itself. `cases`: run these instead of the exercise's cases for `seed` (the practice ones),
+    `key` naming them for the diagnosis's cache (`diagnose.signatures`).
     """
     if not functions:
         raise TypeError("check() needs the function to grade, e.g. check(verify_speculative_tokens)")
@@ -47,9 +48,9 @@ def check(*functions, exercise=None, quiet=None, seed=0):
         missing = [n for n in ex.functions if n not in table]
         if missing:
             raise ValueError(f"{ex.name} needs {', '.join(ex.functions)}; missing {', '.join(missing)}")
-    cases = ex.cases(seed)
+    cases = ex.cases(seed) if cases is None else tuple(cases)
     outcomes = [inprocess.run_case(table, case, learner=True) for case in cases]
-    report = verdict.build(ex, seed, cases, outcomes, sandbox="in-process")
+    report = verdict.build(ex, seed, cases, outcomes, sandbox="in-process", key=key)
     if ex.bonus:
         report.bonus_note = (f"plain-Python bonus (+{ex.bonus}): decided by `python -m specdec.grade`, which runs "
                              "your file in a sandbox without NumPy")

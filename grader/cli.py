@@ -1,18 +1,25 @@
-"""The grader's command line: grade one submission or a folder of them; release the exercises.
+"""The grader's command line: grade one submission or a class; release, package for Gradescope, merge grades.
 
     python -m specdec.grade SUBMISSION [--exercise ex01] [--json] [--seed N] [--sandbox auto|bwrap|process]
-    python -m specdec.grade --batch DIR --csv grades.csv [--exercise ex01] [--jobs 2] [--seed N]
-    python -m specdec.grade release OUT/
+    python -m specdec.grade --batch DIR --csv grades.csv [--feedback DIR] [--json] [--exercise ex01] [--seed N]
+    python -m specdec.grade release OUT/ [--exercise ex01]
+    python -m specdec.grade gradescope --exercise ex01 --seed N --out autograder.zip
+    python -m specdec.grade gradebook class.csv grades_ex01.csv grades_ex02.csv [--lms canvas|moodle|plain]
 
 One file: prints the table (failures first; last line `score: 87/100 (+10 bonus)`),
 or with --json exactly one JSON document; whatever the submission prints stays
 in its sandbox. Exit 0 when every case passed, 1 when some failed, 2 when the
 submission cannot be graded (syntax error, missing function, dies on import,
-malformed notebook) or the command is misused. A folder: one CSV row per file,
-written after every sandbox is gone; exit 0 once the CSV is written.
-`--seed N` (or SPECDEC_GRADE_SEED) draws fresh hidden cases from a secret:
-instructors use it, because the shipped ones (seed 0) are readable in the package.
-See `grader` for the sandbox and exercises/README.md for the workflow.
+malformed notebook) or the command is misused. A class (--batch): one gradebook
+row per entry of the folder, written after every sandbox is gone, updating the
+rows of a gradebook that exists (`gradebook.py`); `--feedback DIR` writes each
+learner's report there in the same run; exit 0 once the gradebook is written.
+A class is graded in a sandbox or not at all: without bubblewrap, --batch refuses
+unless `--sandbox process` says so. `--seed N` (or SPECDEC_GRADE_SEED) draws fresh
+hidden cases from a secret: instructors use it, because the shipped ones (seed 0)
+are readable in the package. Nothing a learner sees (reports, feedback, Gradescope
+results) holds the seed. See `grader` for the sandbox and exercises/README.md for
+the workflow.
 
     >>> _parser().parse_args(["ex01_alice.py", "--seed", "7"]).seed
     7
@@ -22,26 +29,37 @@ import argparse
 import os
 import sys
 
-from .batch import grade_apart, grade_folder, write_csv
-from .release import release
+from . import feedback, gradebook
+from .batch import grade_apart, grade_folder
+from .collect import check_pattern
+from .registry import FOLDERS
 from .report import clean
 from .sandbox import SandboxError, resolve
 from .submission import default_max_seconds
 
-EXAMPLES = """examples:
-  python -m specdec.grade exercises/ex01_verify/ex01_verify.py
-  python -m specdec.grade alice_ex01.ipynb --json
-  python -m specdec.grade --batch submissions/ --csv grades.csv --exercise ex01 --seed 48213
-  python -m specdec.grade release handout/"""
+PROG = "python -m specdec.grade"
+EXAMPLES = f"""commands:
+  {PROG} SUBMISSION ...            grade one file (this help)
+  {PROG} release -h                the exercises as learners get them, with a checker
+  {PROG} gradescope -h             an autograder zip for Gradescope
+  {PROG} gradebook -h              several exercises' gradebooks as one CSV for Canvas or Moodle
+
+examples:
+  {PROG} exercises/ex01_verify/ex01_verify.py
+  {PROG} alice_ex01.ipynb --json
+  {PROG} --batch submissions/ --csv grades.csv --exercise ex01 --seed 48213 --feedback feedback/
+  {PROG} release handout/ --exercise ex01"""
 MAX_JOBS = 64
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="python -m specdec.grade", description=__doc__.splitlines()[0],
-                                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0], epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("submission", nargs="?", help="a .py file or an exercise notebook (.ipynb)")
-    parser.add_argument("--exercise", help="ex01 ... ex06 (default: from the file name, e.g. ex01_verify.py)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
+    parser.add_argument("--exercise", choices=list(FOLDERS), metavar="exNN",
+                        help=f"one of {', '.join(FOLDERS)} (default: from the file name, e.g. ex01_verify.py)")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON document instead of the table (with --batch: the gradebook)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
     parser.add_argument("--max-seconds", type=float, help="seconds per submission, all cases and both runs "
                         "(default max(60, 3 * timeout + 30))")
@@ -49,71 +67,87 @@ def _parser():
                         help="secret seed for fresh hidden cases "
                              "(default $SPECDEC_GRADE_SEED, else 0: the shipped ones)")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "process"), default="auto",
-                        help="auto (default): bwrap when it works, else a warned fallback to process")
-    parser.add_argument("--batch", metavar="DIR", help="grade every .py/.ipynb file in DIR")
-    parser.add_argument("--csv", help="with --batch: write the grades here")
-    parser.add_argument("--jobs", type=int,
-                        help=f"with --batch: submissions graded at once, 1 to {MAX_JOBS} (default 2)")
+                        help="auto (default): bwrap when it works, else a warned fallback to process "
+                             "(a --batch refuses that fallback: pass --sandbox process to grade unsandboxed)")
+    group = parser.add_argument_group("a class (--batch)")
+    group.add_argument("--batch", metavar="DIR", help="grade every entry of DIR: .py/.ipynb files, per-student "
+                       "folders, LMS zip downloads (Canvas, Moodle); every entry gets a row")
+    group.add_argument("--csv", metavar="FILE", help="the gradebook to write, or to update if it exists")
+    group.add_argument("--feedback", metavar="DIR", help="write each learner's report there (.txt and .html)")
+    group.add_argument("--student-pattern", metavar="REGEX",
+                       help="how a file name gives the student id: a regex with a group (?P<student>...) "
+                            "(default: Canvas's and Moodle's names, else the name without extension)")
+    group.add_argument("--jobs", type=int, help=f"submissions graded at once, 1 to {MAX_JOBS} (default 2)")
     return parser
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["release"]:
-        if len(argv) != 2:
-            print("usage: python -m specdec.grade release OUT/", file=sys.stderr)
-            return 2
-        try:
-            written = release(argv[1])
-        except (OSError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(f"released {len(written)} files for learners -> {argv[1]} (no solutions)")
-        return 0
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if not 0 < args.timeout < 1e6 or (args.max_seconds is not None and not 0 < args.max_seconds < 1e6):
-        parser.error("--timeout and --max-seconds must be > 0 seconds (and finite)")  # exits with 2
+def _seed(parser, args):
     if args.seed is None:
         seed = os.environ.get("SPECDEC_GRADE_SEED", "").strip() or "0"
         try:
             args.seed = int(seed)
         except ValueError:
             parser.error(f"SPECDEC_GRADE_SEED must be an integer, got {clean(seed, 40)!r}")
+
+
+def _writable(parser, flag, path, folder_ok=False):
+    folder = os.path.dirname(os.path.abspath(path))
+    if (os.path.isdir(path) and not folder_ok) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        parser.error(f"{flag} {path!r}: not a {'folder' if folder_ok else 'file'} in a folder this user can write to")
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    commands = {"release": _release, "gradescope": _gradescope, "gradebook": _gradebook}
+    if argv[:1] and argv[0] in commands:
+        return commands[argv[0]](argv[1:])
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not 0 < args.timeout < 1e6 or (args.max_seconds is not None and not 0 < args.max_seconds < 1e6):
+        parser.error("--timeout and --max-seconds must be > 0 seconds (and finite)")  # exits with 2
+    _seed(parser, args)
     if not args.batch:
-        for flag, value in (("--csv", args.csv), ("--jobs", args.jobs)):
+        for flag, value in (("--csv", args.csv), ("--jobs", args.jobs), ("--feedback", args.feedback),
+                            ("--student-pattern", args.student_pattern)):
             if value is not None:
                 parser.error(f"{flag} goes with --batch DIR")
     else:
-        if not args.csv:
-            parser.error("--batch needs --csv FILE")
-        folder = os.path.dirname(os.path.abspath(args.csv))
-        if os.path.isdir(args.csv) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            parser.error(f"--csv {args.csv!r}: not a file in a folder this user can write to")  # before any grading
+        if args.submission:
+            parser.error("give either a SUBMISSION or --batch DIR, not both")
+        if not args.csv and not args.json:
+            parser.error("--batch needs --csv FILE (the gradebook) or --json (the gradebook on stdout)")
+        if not os.path.isdir(args.batch):
+            parser.error(f"--batch {args.batch!r}: not a folder")
+        if args.csv:
+            _writable(parser, "--csv", args.csv)  # before any grading
+        if args.feedback:
+            _writable(parser, "--feedback", args.feedback, folder_ok=True)
         if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
             parser.error(f"--jobs must be between 1 and {MAX_JOBS}, got {args.jobs}")
+        if args.student_pattern:
+            try:
+                check_pattern(args.student_pattern)
+            except ValueError as exc:
+                parser.error(str(exc))
     try:
         mode, warning = resolve(args.sandbox)
     except SandboxError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if warning and args.batch:
+        print(f"error: a class is graded in a sandbox or not at all, and bubblewrap cannot run here: "
+              f"{clean(warning, 400)}\n  Install it (Debian/Ubuntu: apt-get install bubblewrap; "
+              "see exercises/README.md), "
+              "or pass --sandbox process to grade these files in ordinary processes, unsandboxed.", file=sys.stderr)
         return 2
     if warning:
         print(warning, file=sys.stderr)
     options = {"timeout": args.timeout, "max_seconds": args.max_seconds or default_max_seconds(args.timeout),
                "mode": mode, "seed": args.seed}
     if args.batch:
-        try:
-            reports = grade_folder(args.batch, args.exercise, args.jobs or 2, **options)
-            write_csv(reports, args.csv)
-        except (OSError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        errors = sum(r.status == "error" for r in reports)
-        print(f"{len(reports)} submissions -> {args.csv}: {len(reports) - errors} graded"
-              + (f", {errors} could not be graded (the CSV's error column says why)" if errors else ""))
-        return 0
+        return _batch(args, options)
     if not args.submission:
-        parser.error("give a SUBMISSION file, --batch DIR, or release OUT/")
+        parser.error("give a SUBMISSION file, --batch DIR, or a command (release, gradescope, gradebook)")
     try:
         report = grade_apart(args.submission, args.exercise, **options)  # in a grading process of its own
     except ValueError as exc:
@@ -123,6 +157,104 @@ def main(argv=None):
     if report.error:
         print(f"cannot grade {report.source}: {clean(report.error, 2000)}", file=sys.stderr)  # learner text: cleaned
     return report.exit_code
+
+
+def _batch(args, options):
+    try:
+        reports = grade_folder(args.batch, args.exercise, args.jobs or 2, pattern=args.student_pattern, **options)
+        if args.csv:
+            written, kept, other_seed = gradebook.update(args.csv, reports, args.seed)
+        if args.feedback:
+            feedback.write(reports, args.feedback)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(gradebook.to_json(reports, args.seed))
+    out = sys.stderr if args.json else sys.stdout   # with --json, stdout holds the one JSON document
+    errors = [r for r in reports if r.status == "error"]
+    line = f"{len(reports)} entries: {len(reports) - len(errors)} graded"
+    if errors:
+        line += f", {len(errors)} could not be graded (the gradebook's error column says why)"
+    if args.csv:
+        line += f" -> {args.csv} ({written} rows written" + (f", {kept} kept from before" if kept else "") + ")"
+    print(line, file=out)
+    if args.csv and other_seed:
+        print(f"warning: {other_seed} rows kept in {args.csv} were graded with another seed", file=out)
+    if args.feedback:
+        print(f"feedback for each entry -> {args.feedback} (index.csv lists them)", file=out)
+    flagged = sorted({r.similar.split(":")[0] for r in reports if r.similar})
+    if flagged:
+        print(f"similar files: {len(flagged)} groups (the gradebook's similar column):", file=out)
+        for r in reports:
+            if r.similar:
+                print(f"  {clean(r.source, 200)}: {clean(r.similar, 400)}", file=out)
+    return 0
+
+
+def _release(argv):
+    from .release import release
+    parser = argparse.ArgumentParser(prog=f"{PROG} release", description="Write the exercises as learners get "
+                                     "them (statements, stubs, notebooks and a checker of the public and practice "
+                                     "cases), without any solution, into a new or empty folder.")
+    parser.add_argument("out", metavar="OUT", help="the folder to write (new or empty)")
+    parser.add_argument("--exercise", choices=list(FOLDERS), metavar="exNN", action="append",
+                        help="release only this exercise (repeat for several; default: all)")
+    args = parser.parse_args(argv)
+    try:
+        written = release(args.out, exercises=args.exercise)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"released {len(written)} files for learners -> {args.out} (no solutions; the checker: "
+          f"pip install {os.path.join(args.out, 'checker')})")
+    return 0
+
+
+def _gradescope(argv):
+    from .gradescope import build
+    parser = argparse.ArgumentParser(prog=f"{PROG} gradescope", description="Build the autograder zip Gradescope "
+                                     "takes (setup.sh and run_autograder at its root) for one exercise.")
+    parser.add_argument("--exercise", choices=list(FOLDERS), metavar="exNN", required=True)
+    parser.add_argument("--seed", type=int, help="the secret seed of the hidden cases (default $SPECDEC_GRADE_SEED); "
+                        "it stays inside the zip")
+    parser.add_argument("--out", required=True, help="the zip file to write, e.g. autograder.zip")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
+    args = parser.parse_args(argv)
+    _seed(parser, args)
+    if not args.seed:
+        parser.error("--seed (or SPECDEC_GRADE_SEED) is required: the shipped cases (seed 0) are public")
+    _writable(parser, "--out", args.out)
+    try:
+        build(args.exercise, args.seed, args.out, timeout=args.timeout)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: upload it as the assignment's autograder (Gradescope: Configure Autograder, zip file); "
+          f"seed fingerprint {gradebook.seed_fingerprint(args.seed)}")
+    return 0
+
+
+def _gradebook(argv):
+    parser = argparse.ArgumentParser(prog=f"{PROG} gradebook", description="Merge several exercises' gradebooks "
+                                     "into one CSV, a row per student and a column per exercise (its total), in a "
+                                     "layout an LMS imports.", epilog=gradebook.__doc__.split("\n\n")[2],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", metavar="OUT.csv", help="the merged CSV to write")
+    parser.add_argument("gradebooks", metavar="GRADEBOOK.csv", nargs="+", help="gradebooks written by --batch --csv")
+    parser.add_argument("--lms", choices=sorted(gradebook.LAYOUTS), default="plain",
+                        help="the columns: canvas, moodle or plain (default)")
+    args = parser.parse_args(argv)
+    _writable(parser, "OUT.csv", args.out)
+    try:
+        text = gradebook.merge(args.gradebooks, args.lms)
+        with open(args.out, "w", newline="", encoding="utf-8") as f:
+            f.write(text)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: {text.count(chr(10)) - 1} students, layout {args.lms}")
+    return 0
 
 
 if __name__ == "__main__":

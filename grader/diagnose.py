@@ -6,9 +6,13 @@ A mistake's signature is the set of cases it fails, computed by running it in
 this process on the very cases the submission got (so `--seed` cases too).
 The hidden kinds are generated so that every signature is distinct. Then:
 
-1. the failed set equals a signature: that mistake;
-2. every failure is the same exception at the same line, or the same message:
-   that one problem (NotImplementedError everywhere: not written yet);
+1. most failures (two thirds, and at least two) share one message about the
+   result's shape or type (a missing key, a float for a token id, a tuple):
+   that problem first, for it hides any mistake of the rule;
+2. the failed set equals a signature: that mistake; or the union of two
+   signatures: both mistakes, named; else, when most failures are the same
+   exception at the same line, that (NotImplementedError everywhere: not
+   written yet);
 3. a signature lies inside the failed set and covers at least half of it:
    the largest one ("explains 4 of your 6 failed cases");
 4. otherwise the signature closest to the failed set (Jaccard >= 1/2), or
@@ -19,6 +23,8 @@ The hidden kinds are generated so that every signature is distinct. Then:
     'Most likely cause: no early stop.'
 """
 
+import collections
+import re
 import threading
 
 _SIGNATURES = {}
@@ -27,15 +33,19 @@ _LOCK = threading.Lock()
 
 def signatures(exercise, seed, cases):
     """{mistake name: frozenset of the names of the cases it fails} (cached per exercise and seed)."""
-    from .cases import failing_mistakes
+    from .cases import twins
+    from .inprocess import run_case
     key = (exercise.name, seed)
     with _LOCK:
         if key not in _SIGNATURES:
-            failed = {m.name: set() for m in exercise.mistakes}
-            for case in cases:
-                for name in failing_mistakes(exercise, case):
-                    failed[name].add(case.name)
-            _SIGNATURES[key] = {name: frozenset(s) for name, s in failed.items()}
+            sigs = {}
+            for m in exercise.mistakes:  # judged as a submission is: twins included
+                outcomes = [run_case(m.functions, c, echo=False) for c in cases]
+                verdicts = [c.judge(o)[0] for c, o in zip(cases, outcomes)]
+                voided = twins(cases, outcomes, verdicts)
+                sigs[m.name] = frozenset(c.name for i, c in enumerate(cases)
+                                         if not c.is_twin and (not verdicts[i] or i in voided))
+            _SIGNATURES[key] = sigs
         return _SIGNATURES[key]
 
 
@@ -43,6 +53,27 @@ def remember(exercise_name, seed, sigs):
     """Signatures computed elsewhere: a batch computes them once, in its parent, for all its grading processes."""
     with _LOCK:
         _SIGNATURES[(exercise_name, seed)] = dict(sigs)
+
+
+def _plain_way(way):
+    """How a case failed, without what differs from case to case: 'call 12: x' is 'x', a hint is dropped."""
+    if isinstance(way, str):   # and the value it names: 'a float (2.0)' is 'a float'
+        return re.sub(r" \((?:[^()]|\([^()]*\))*\)", "", re.sub(r"^call \d+: ", "", way.split(" (hint:")[0]))
+    return way
+
+
+SHAPE_START = ("returned a", "the dict has no key", "the dict has an unexpected key", "modified its input",
+               "returned a value the grader could not read", "timed out")
+SHAPE_IN = ("ids must be ints", "expected an int", "is not len(")
+
+
+def _is_shape_message(message):
+    """A judge's word on the result's shape or type (a missing key, a float for an id, a tuple for a dict),
+    or a time limit: what no mistake of the rule explains, and what hides one (not 'expected ValueError, but
+    it returned ...', nor a value off by more than the tolerance: the catalogue explains those)."""
+    if message.startswith("returned a value that is"):
+        return False
+    return message.startswith(SHAPE_START) or any(part in message for part in SHAPE_IN)
 
 
 def not_started(failed):
@@ -58,18 +89,24 @@ def diagnose(failed, sigs, causes):
     if not failed:
         return ""
     names = frozenset(failed)
+    if not_started(failed):
+        return "Not written yet: every failed case raised NotImplementedError. Write the function, then check again."
+    way, count = collections.Counter(_plain_way(w) for w in failed.values()).most_common(1)[0]
+    every = "Every failed case" if count == len(failed) else f"{count} of your {len(failed)} failed cases"
+    shared = count >= 2 and 3 * count >= 2 * len(failed)
+    if shared and isinstance(way, str) and _is_shape_message(way):   # it hides any mistake of the rule
+        return f"{every}: {way}" + ("." if count == len(failed) else ": fix that first.")
     for mistake, sig in sigs.items():
         if sig == names:
             return f"Most likely cause: {causes[mistake]}."
-    if not_started(failed):
-        return "Not written yet: every failed case raised NotImplementedError. Write the function, then check again."
-    ways = set(failed.values())
-    if len(ways) == 1 and len(names) > 1:
-        way = next(iter(ways))
-        if isinstance(way, tuple):
-            return f"Every failed case raised {way[0]}" + (f" at line {way[1]}" if way[1] else "") + \
-                ": start there (the message is in the table)."
-        return f"Every failed case: {way}."
+    pairs = [(a, b) for a in sigs for b in sigs if a < b and sigs[a] and sigs[b] and sigs[a] | sigs[b] == names
+             and not sigs[a] <= sigs[b] and not sigs[b] <= sigs[a]]
+    if pairs:
+        a, b = pairs[0]
+        return f"Most likely causes, two at once: {causes[a]}; and {causes[b]}."
+    if shared and isinstance(way, tuple):
+        return f"{every} raised {way[0]}" + (f" at line {way[1]}" if way[1] else "") + \
+            ": start there (the message is in the table)."
     largest = max((len(sig) for sig in sigs.values()), default=0)
     inside = [(len(sig), m) for m, sig in sigs.items() if sig and sig <= names and 2 * len(sig) >= len(names)]
     if inside and len(names) <= largest:

@@ -40,10 +40,10 @@ def run_case(functions, case, learner=False, echo=True):
         display = _display(functions)
         outcome = _checked(worker.run_request(functions, request, display, in_process=learner), request)
         if case.replay:
-            batches = replay.plan([case.request(0)], [outcome], [True], replay.IN_PROCESS, parts=(1, 1))  # unmodified
-            replay.attach([outcome], batches, [_checked(worker.run_request(functions, json.loads(json.dumps(r)),
+            planned = replay.plan([case.request(0)], [outcome], [True], replay.IN_PROCESS, fill=False, decoys=False)
+            replay.attach([outcome], planned, [_checked(worker.run_request(functions, json.loads(json.dumps(r)),
                                                                           display, in_process=learner), r)
-                                               for r, _ in batches])
+                                               for r, _ in planned])
     finally:
         random.setstate(saved)
         if numpy_saved is not None:

@@ -89,8 +89,33 @@ def value_judge(check, calls=(), names=()):
         changed = modified(outcome, calls, names)
         if changed:
             return False, "modified its input " + ", ".join(changed) + " (inputs must be left unchanged)"
-        return check(value)
+        passed, message = check(value)
+        if not passed and outcome["results"][0].get("tuple"):   # a tuple travels as a list: name what it was
+            message = message.replace("returned a list", "returned a tuple", 1)
+        return passed, message
     return judge
+
+
+def with_spec(judge, kind, **data):
+    """`judge`, labelled with the plain data it was built from (`spec`): a released checker rebuilds it from that.
+
+    Only judges whose whole knowledge is this data carry one; a judge over a law or a catalogue does not,
+    and its case stays with the instructor's grader.
+    """
+    judge.spec = {"judge": kind, **data}
+    return judge
+
+
+def returns_judge():
+    """Every call must return a value, whatever it is (a bad-input case's valid twin: see `cases.twins`)."""
+    def judge(outcome):
+        if "failure" in outcome:
+            return False, outcome["failure"]
+        for result in outcome.get("results", []):
+            if "raised" in result:
+                return False, raised_text(result["raised"])
+        return True, ""
+    return with_spec(judge, "returns")
 
 
 def raises_judge(exception):
@@ -103,7 +128,7 @@ def raises_judge(exception):
             return False, f"expected {exception}, but it {raised_text(info)}"
         value, problem = single(outcome)
         return False, problem or f"expected {exception}, but it returned {describe(value)}"
-    return judge
+    return with_spec(judge, "raises", exception=exception)
 
 
 def _number_problem(got, expected, tol):
@@ -126,7 +151,7 @@ def floats_judge(expected, calls, names=(), tol=1e-9):
         problems = (f"entry [{j}] {p}" for j, p in enumerate(found) if p)
         problem = next(problems, "")
         return not problem, problem
-    return value_judge(check, calls, names)
+    return with_spec(value_judge(check, calls, names), "floats", expected=list(expected), names=list(names), tol=tol)
 
 
 def float_judge(expected, calls, names=(), tol=1e-9):
@@ -134,4 +159,4 @@ def float_judge(expected, calls, names=(), tol=1e-9):
     def check(got):
         problem = _number_problem(got, expected, tol)
         return not problem, "returned a value that " + problem if problem else ""
-    return value_judge(check, calls, names)
+    return with_spec(value_judge(check, calls, names), "float", expected=expected, names=list(names), tol=tol)

@@ -5,8 +5,14 @@ uses), so `%time`, `!pip ...`, `%%time` cells and continuation lines mean what
 they mean in Jupyter. The transformed magics call `get_ipython()`, which the
 script defines as a small stand-in: `%time`/`%timeit`/`%prun`/`%%time`/`%%capture`
 run their code once (after their options, read as IPython reads them: `%timeit -n 10 f()`
-runs `f()`; `%%timeit`'s line is setup code, run first), every other magic and shell line
-does nothing. Dropped:
+runs `f()`; `%%timeit`'s line is setup code, run first); `out = %time f(x)` keeps f's
+value, `t = %timeit -o f(x)` a timing (t.average ...), `%%capture cap` the cell's output
+(cap.stdout), `%%writefile helper.py` writes a file that `import helper` then finds; every
+other magic and shell line does nothing. What Jupyter gives a notebook without an import
+is there too: `display(...)`, and stand-ins for IPython, IPython.display (Markdown, HTML,
+clear_output ...) and IPython.core (the worker stands in for matplotlib: see worker._Plot).
+A notebook of nbformat 3 (cells inside "worksheets", code in "input") is read as one of
+nbformat 4. Dropped:
 top-level statements that import `grader` (or `specdec.grading`, as earlier handouts did) or call `check(...)` (the
 check cell), found in each cell's syntax tree, so a comment that mentions the
 grader changes nothing. A cell that does not parse is kept: the grader then
@@ -14,7 +20,11 @@ reports its SyntaxError with the cell and line.
 
 The notebook is hostile input read by the grading process, so the work is
 bounded: JSON nested too deeply, or with more than MAX_VALUES values (counted on its text before it is
-parsed: 32 MiB of `[],` would take 830 MB of lists), is a NotebookError; IPython reads a whole cell
+parsed: 32 MiB of `[],` would take 830 MB of lists), is a NotebookError. Cells' saved outputs are not the
+code: they are skipped before anything is counted or parsed (`_without_outputs`: an honest notebook whose
+output printed 1.1 million numbers was refused), their brackets counted apart (MAX_OUTPUT_STRUCTURES). A lone
+surrogate (a "\\ud800" escape that no UTF-8 text can hold) becomes U+FFFD: the script, and every report
+that quotes it, stays valid text; IPython reads a whole cell
 again for each magic it rewrites (up to 500 times), so a cell is transformed
 only when (its characters) x (its places that could hold a magic) is at most
 MAX_TRANSFORM (well under a second; an honest cell is far below it; one above
@@ -34,37 +44,117 @@ import warnings
 
 MAX_TRANSFORM = 250_000  # characters x possible magics: about 0.5 s of IPython at worst
 MAX_VALUES = 1_000_000  # an upper bound on a notebook's JSON values; honest notebooks hold a few thousand
+# Brackets inside the cells' saved outputs (skipped one bracket at a time, not parsed): a display of a list of a
+# million numbers is one pair; 100,000 take about 0.2 s.
+MAX_OUTPUT_STRUCTURES = 100_000
 # What IPython rewrites one at a time: an escape starting a line (%time, !ls, ?x, /f x), x = %magic or
 # x = !cmd, a line ending in ?. A superset: `x % 2` or `a != b` are not counted, `/` at a line start is.
 MAGIC = re.compile(r"^[ \t]*[%!?/,;]|=[ \t]*[%!]|\?[ \t]*$", re.MULTILINE)
 
 PRELUDE = '''\
 def _statement(line, takes):
-    """The code after a magic's options; takes: IPython's option letters, ':' after those that take a value."""
-    rest = line.strip()
+    """(the code after a magic's options, the option letters given); takes: IPython's letters, ':' after those
+    that take a value."""
+    rest, given = line.strip(), set()
     while rest.startswith("-") and len(rest) > 1:
         token, _, rest = rest.partition(" ")
         for i, letter in enumerate(token[1:], start=2):
+            given.add(letter)
             if letter + ":" in takes:  # its value is the rest of the token, or the next word
                 rest = rest.lstrip().partition(" ")[2] if i == len(token) else rest
                 break
         rest = rest.lstrip()
-    return rest
+    return rest, given
+
+
+class _TimeitResult:
+    """What `t = %timeit -o ...` gives: the stand-in ran the statement once, and this is that one timing."""
+
+    def __init__(self, seconds):
+        self.loops, self.repeat, self.best, self.worst = 1, 1, seconds, seconds
+        self.all_runs, self.timings, self.average, self.stdev = [seconds], [seconds], seconds, 0.0
+        self.compile_time, self.precision = 0.0, 3
+
+    def __repr__(self):
+        return f"{self.average:.3g} s per loop (the grader ran it once)"
+
+
+class _Captured:
+    """What `%%capture cap` binds: the cell's standard output and error."""
+
+    def __init__(self, stdout, stderr):
+        self.stdout, self.stderr, self.outputs = stdout, stderr, []
+
+    def show(self):
+        print(self.stdout, end="")
+
+    __call__ = show
 
 
 class _Shell:
-    """The grader's stand-in for IPython: runs the code of %time/%timeit/%prun/%%time/%%capture once, nothing else."""
+    """The grader's stand-in for IPython: %time/%timeit/%prun/%%time/%%capture run their code once (a line magic on
+    an expression returns its value, as %time does; `%timeit -o` a timing), %%writefile writes its file where an
+    import finds it; every other magic and shell line does nothing."""
     RUN = ("time", "timeit", "capture", "prun")
     OPTIONS = {"timeit": "n:r:tcp:qo", "prun": "D:l:rs:T:q"}  # as IPython parses them
+    user_ns = globals()
 
     def run_line_magic(self, name, line, *rest):
-        if name in self.RUN:
-            exec(_statement(line, self.OPTIONS.get(name, "")), globals())
+        if name not in self.RUN:
+            return None
+        import time as _time
+        code, given = _statement(line, self.OPTIONS.get(name, ""))
+        started = _time.perf_counter()
+        try:
+            value = eval(compile(code, "<magic>", "eval"), globals())
+        except SyntaxError:
+            value = exec(code, globals())
+        if name == "timeit":
+            return _TimeitResult(_time.perf_counter() - started) if "o" in given else None
+        return value if name == "time" else None
 
     def run_cell_magic(self, name, line, cell):
+        if name in ("writefile", "file"):
+            return self._writefile(line, cell)
+        if name == "capture":
+            return self._capture(line, cell)
         if name in self.RUN:  # %%timeit's line is setup code, run first; %%prun's comes before the cell
-            head = _statement(line, self.OPTIONS[name]) if name in self.OPTIONS else ""
+            head = _statement(line, self.OPTIONS[name])[0] if name in self.OPTIONS else ""
             exec(head + "\\n" + cell, globals())
+        return None
+
+    def _capture(self, line, cell):
+        import contextlib
+        import io
+        names = [w for w in line.split() if not w.startswith("-")]
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                exec(cell, globals())
+        finally:
+            if names:
+                globals()[names[0]] = _Captured(out.getvalue(), err.getvalue())
+
+    def _writefile(self, line, cell):
+        import os
+        import sys
+        import tempfile
+        words = line.split()
+        append = "-a" in words or "--append" in words
+        names = [w.strip("'\\"") for w in words if not w.startswith("-")]
+        if not names:
+            return None
+        folder = _Shell.folder = getattr(_Shell, "folder", None) or tempfile.mkdtemp(prefix="notebook-")
+        if folder not in sys.path:  # where Jupyter's kernel would find it: its working folder
+            sys.path.insert(0, folder)
+            os.chdir(folder)
+        path = os.path.join(folder, names[0].lstrip("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a" if append else "w", encoding="utf-8") as f:
+            f.write(cell)
+        import importlib
+        importlib.invalidate_caches()
+        return None
 
     def system(self, *args, **kwargs):
         return None
@@ -72,10 +162,71 @@ class _Shell:
     def getoutput(self, *args, **kwargs):
         return []
 
+    def __getattr__(self, name):  # get_ipython().kernel, .config, .events.register(...): nothing
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Nothing()
+
+
+class _Nothing:
+    """Anything IPython's display machinery offers (Markdown, HTML, clear_output ...): it takes any argument."""
+
+    def __init__(self, *args, **kwargs):
+        self.data = args[0] if args else None
+
+    def __call__(self, *args, **kwargs):
+        return _Nothing(*args)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Nothing()
+
+    def __repr__(self):
+        return repr(self.data)
+
+
+_SHELL = _Shell()
+
 
 def get_ipython():
-    return _Shell()
+    return _SHELL
+
+
+def display(*objs, **kwargs):
+    """Jupyter's `display`, which a notebook uses without importing it: nothing is shown."""
+    return None
+
+
+def _ipython_modules():
+    """IPython, IPython.display, IPython.core.display ...: the few names a notebook imports from them."""
+    import sys
+    import types
+
+    def module(name, **names):
+        m = types.ModuleType(name)
+        m.__dict__.update(names)
+        m.__getattr__ = lambda attr: _Nothing if attr[:1].isupper() else _Nothing()
+        m.__path__ = []
+        sys.modules[name] = m
+        return m
+    shown = dict(display=display, clear_output=lambda *a, **k: None, update_display=lambda *a, **k: None)
+    for name in ("IPython.display", "IPython.core.display", "IPython.core.display_functions"):
+        module(name, **shown)
+    module("IPython.core.getipython", get_ipython=get_ipython)
+    module("IPython.core.magic", register_line_magic=lambda f: f, register_cell_magic=lambda f: f,
+           register_line_cell_magic=lambda f: f)
+    module("IPython.core", display=sys.modules["IPython.core.display"],
+           getipython=sys.modules["IPython.core.getipython"], magic=sys.modules["IPython.core.magic"])
+    module("IPython", get_ipython=get_ipython, display=sys.modules["IPython.display"], core=sys.modules["IPython.core"],
+           version_info=(8, 0, 0), __version__="8.0.0 (the grader's stand-in)")
+
+
+_ipython_modules()
 '''
+
+
+MAX_CODE = 1024 ** 2   # characters of code a submission may hold (a .py file, or a notebook's cells in all)
 
 
 class NotebookError(ValueError):
@@ -126,8 +277,88 @@ def _without_check(source):
     return "\n".join(lines) + "\n"
 
 
+# Outside the outputs: runs of anything but a string, and strings that are not the key "outputs".
+_OUTSIDE = re.compile(r'(?:[^"]+|"(?!outputs"\s*:)[^"\\]*(?:\\.[^"\\]*)*")*')
+_KEY = re.compile(r'"outputs"\s*:\s*')
+_INSIDE = re.compile(r'(?:[^"\[\]{}]+|"[^"\\]*(?:\\.[^"\\]*)*")*')  # up to the next bracket, strings skipped
+
+
+def _without_outputs(text):
+    """`text` with the value of every "outputs" key replaced by [] (in linear time, nothing parsed).
+
+    >>> _without_outputs('{"outputs": [{"text": "1, 2, ]"}], "source": "x"}')
+    '{"outputs": [], "source": "x"}'
+    """
+    if '"outputs"' not in text:
+        return text
+    parts, pos, brackets = [], 0, 0
+    while True:
+        end = _OUTSIDE.match(text, pos).end()
+        if end >= len(text):
+            parts.append(text[pos:])
+            return "".join(parts)
+        key = _KEY.match(text, end)
+        start = key.end() if key else len(text)
+        if start >= len(text) or text[start] not in "[{":  # "outputs": 3, or not a key: kept as it is
+            stop = end + len('"outputs"')
+            parts.append(text[pos:stop])
+            pos = stop
+            continue
+        depth, at = 0, start
+        while True:
+            at = _INSIDE.match(text, at).end()
+            if at >= len(text):
+                raise NotebookError("not a notebook: the file is not valid JSON (an output never ends)")
+            brackets += 1
+            if brackets > 2 * MAX_OUTPUT_STRUCTURES:
+                raise NotebookError(f"not a notebook we grade: its outputs hold more than {MAX_OUTPUT_STRUCTURES} "
+                                    "structures")
+            depth += 1 if text[at] in "[{" else -1
+            at += 1
+            if depth == 0:
+                break
+        parts.append(text[pos:start] + "[]")
+        pos = at
+
+
+def clean_text(text):
+    """`text` with every lone surrogate (which no UTF-8 text can hold) replaced by U+FFFD.
+
+    >>> clean_text("a\\ud800b"), clean_text("\\ud83d\\ude00")
+    ('a\ufffdb', '😀')
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def decode_source(data):
+    """A .py file's bytes as text, in the encoding it declares (PEP 263: a coding line, a UTF-8 BOM), else UTF-8;
+    bytes that are not of that encoding become U+FFFD (the compiler then reports them where they are).
+
+    >>> decode_source("# coding: latin-1\\nx = 'caf\\xe9'\\n".encode("latin-1")).splitlines()[1]
+    "x = 'café'"
+    """
+    import codecs
+    import io
+    import tokenize
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        codecs.lookup(encoding)
+    except (SyntaxError, LookupError):
+        encoding = "utf-8"
+    if encoding == "utf-8-sig" or data.startswith(codecs.BOM_UTF8):
+        data, encoding = data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data, "utf-8"
+    return data.decode(encoding, errors="replace")
+
+
 def code_cells(text):
-    """[(cell number counting every cell from 1, source)] of the code cells, or NotebookError."""
+    """[(cell number counting every cell from 1, source)] of the code cells, or NotebookError.
+
+    nbformat 4 keeps its cells in "cells" and their code in "source"; nbformat 3 in "worksheets"[i]["cells"]
+    and "input".
+    """
+    text = _without_outputs(text)
     if text.count("[") + text.count("{") + text.count(",") > MAX_VALUES:  # counts every value, and more
         raise NotebookError(f"not a notebook we grade: its JSON holds more than {MAX_VALUES} values")
     try:
@@ -137,19 +368,23 @@ def code_cells(text):
     except (RecursionError, MemoryError):
         raise NotebookError("not a notebook: its JSON is nested too deeply") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if cells is None and isinstance(notebook, dict) and isinstance(notebook.get("worksheets"), list):
+        cells = [c for w in notebook["worksheets"] if isinstance(w, dict) and isinstance(w.get("cells"), list)
+                 for c in w["cells"]]
     if not isinstance(cells, list):
         raise NotebookError("not a notebook: it has no list of cells")
     out = []
     for number, cell in enumerate(cells, start=1):
         if not isinstance(cell, dict):
             raise NotebookError(f"not a notebook: cell {number} is not an object")
-        source = cell.get("source", "")
+        source = cell.get("source", cell.get("input", "")) if cell.get("cell_type") == "code" else \
+            cell.get("source", "")
         if isinstance(source, list) and all(isinstance(s, str) for s in source):
             source = "".join(source)
         if not isinstance(source, str):
             raise NotebookError(f"not a notebook: cell {number} has a source that is not text")
         if cell.get("cell_type") == "code":
-            out.append((number, source))
+            out.append((number, clean_text(source)))
     return out
 
 
@@ -161,7 +396,10 @@ def notebook_to_script(text, deadline=None):
     from IPython.core.inputtransformer2 import TransformerManager
     transform = TransformerManager().transform_cell
     lines, where = PRELUDE.splitlines(), [None] * len(PRELUDE.splitlines())
-    for number, source in code_cells(text):
+    cells = code_cells(text)
+    if sum(len(source) for _, source in cells) > MAX_CODE:   # before any cell is transformed or parsed
+        raise NotebookError(f"more than {MAX_CODE // 1024} KiB of code")
+    for number, source in cells:
         if deadline is not None and time.monotonic() > deadline:
             raise NotebookError(f"reading the notebook's magics took too long (stopped at cell {number})")
         code = source

@@ -30,6 +30,9 @@ from .worker import long_int
 MAX_REPLY = 8 * 1024 ** 2
 MAX_DEPTH = 40
 MAX_ITEMS = 1_000_000  # the largest honest reply holds about 100000
+# All the replies of one run together: the grading process keeps every case's cleaned values until it judges,
+# and each reply's limit alone let one file make it hold 2.1 GB (25 cases of a million values). Honest: < 200000.
+MAX_RUN_ITEMS = 3_000_000
 MAX_STR = 2000
 INT_LIMIT = 2 ** 63
 
@@ -49,6 +52,18 @@ class Foreign:
 
     def __str__(self):
         return self.description
+
+
+def clean_str(text):
+    """`text` with every lone surrogate (a "\\ud800" escape in a reply: no UTF-8 text holds one) as U+FFFD, so
+    that every report, table or JSON document that quotes it stays valid text.
+
+    >>> clean_str("ok"), clean_str(json.loads('"a\\\\ud800"'))
+    ('ok', 'a\ufffd')
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _no_duplicates(pairs):
@@ -88,14 +103,14 @@ def clean_value(value, depth=0, budget=None):
     if value is None or kind in (bool, int, float):
         return value
     if kind is str:
-        return value if len(value) <= MAX_STR else value[:MAX_STR] + "..."
+        return clean_str(value if len(value) <= MAX_STR else value[:MAX_STR] + "...")
     if kind is list:
         return [clean_value(v, depth + 1, budget) for v in value]
     if kind is dict:
         if list(value) == ["$object"] and type(value["$object"]) is str:
             name = value["$object"][:80]
             return Foreign(name if name.startswith(("a ", "an int ", "dict ")) else f"an object of type {name}")
-        return {k[:MAX_STR]: clean_value(v, depth + 1, budget) for k, v in value.items()}
+        return {clean_str(k[:MAX_STR]): clean_value(v, depth + 1, budget) for k, v in value.items()}
     raise ProtocolError(f"a value of JSON type {kind.__name__}")
 
 
@@ -103,7 +118,7 @@ def _text(value, limit):
     """A JSON string, cut at `limit`; any other JSON value is refused (str() of a deep list would recurse)."""
     if type(value) is not str:
         raise ProtocolError("an exception report whose texts are not strings")
-    return value[:limit]
+    return clean_str(value[:limit])
 
 
 def clean_exception(info):
@@ -117,8 +132,11 @@ def clean_exception(info):
     return out
 
 
-def check_reply(reply, request):
-    """Validate a decoded reply against its request; return {"results": [...]} or a worker error."""
+def check_reply(reply, request, total=None):
+    """Validate a decoded reply against its request; return {"results": [...]} or a worker error.
+
+    `total`: a one-element list, the values the run's replies may still hold (MAX_RUN_ITEMS in all).
+    """
     if type(reply) is not dict or reply.get("id") != request["id"] or type(reply.get("id")) is not int:
         raise ProtocolError("a reply that does not answer the request it was sent")
     if "too_large" in reply:
@@ -137,6 +155,8 @@ def check_reply(reply, request):
             item = {"value": clean_value(entry["value"], 0, budget)}
             if "args" in entry:
                 item["args"] = clean_value(entry["args"], 0, budget)
+            if entry.get("tuple") is True:   # sent as a list: a tuple, said so in messages (judge.value_judge)
+                item["tuple"] = True
         elif "raised" in entry:
             item = {"raised": clean_exception(entry["raised"])}
         else:
@@ -144,4 +164,9 @@ def check_reply(reply, request):
         checked.append(item)
     if len(checked) < len(request["calls"]) and "value" in checked[-1]:
         raise ProtocolError(f"{len(request['calls'])} calls but only {len(checked)} results")
+    if total is not None:
+        total[0] -= MAX_ITEMS - budget[0]
+        if total[0] < 0:
+            raise ProtocolError(f"replies holding more than {MAX_RUN_ITEMS} values in all (this case and the rest "
+                                "are not judged)")
     return {"results": checked}

@@ -4,12 +4,14 @@ Scoring rules (stated once, applied everywhere):
 - a case earns its points only if it passes; no partial credit inside a case;
 - a case fails if the function changed its inputs, even when its answer is right;
 - a case passed by raising an exception (bad input -> ValueError) earns nothing when the
-  function also raises that exception where it must not (on valid input): no points for
-  raising everywhere;
+  function also raises on its twin, the same input without the fault: no points for raising
+  everywhere, and an over-strict check costs only the cases it breaks; a public example earns
+  nothing when its twin (the same example with its token ids renamed) fails: no points for a
+  table of the examples' answers (`cases.twins`);
 - the plain-Python bonus (ex01: +10, "a plain-Python solution earns 10 bonus points") is
   earned only by the run in a sandbox with no NumPy on its filesystem, and only by a
-  solution: a file that passes every public case there (the problem's own examples).
-  All or nothing, as the problem states it; a file that solves nothing earns none;
+  solution: a file that passes every case there, public and hidden. All or nothing, as the
+  problem states it;
 - the table lists failures first and ends with `score: S/MAX` plus ` (+B bonus)`.
 
 Every string a submission controls (exception messages, source lines) goes
@@ -101,8 +103,11 @@ class Report:
     error: str = ""                # non-empty: the submission could not be graded
     source: str = ""
     sandbox: str = ""              # bwrap, process or in-process
-    seed: int = 0
+    seed: int = 0                  # the instructor's secret: never shown, printed or sent (see lines, to_dict)
     grader_bug: bool = False
+    student: str = ""              # the student id a batch found for the file (collect.py)
+    similar: str = ""              # the group of near-identical files this one belongs to (similar.py)
+    fingerprint: tuple = ()        # its code's shape (similar.fingerprint), for the batch to compare
 
     @property
     def score(self):
@@ -110,11 +115,12 @@ class Report:
 
     @property
     def bonus(self):
-        """All the bonus points for a plain-Python run that passes every public case, else 0 (see the rules above).
+        """All the bonus points for a plain-Python run that passes every case, else 0 (see the rules above).
 
-        Subtle: a bonus for any score above 0 gave a one-line constant answer 2/100 (+10 bonus).
+        Subtle: a bonus for any score above 0 gave a one-line constant answer 2/100 (+10 bonus), and one
+        for the public cases alone gave a table of the three examples 30/100 (+10).
         """
-        solved = all(c.passed for c in self.cases if not c.hidden) and any(not c.hidden for c in self.cases)
+        solved = bool(self.cases) and all(c.passed for c in self.cases)
         return self.bonus_points if self.bonus_points and self.plain_python is True and solved else 0
 
     @property
@@ -145,8 +151,8 @@ class Report:
 
     def lines(self):
         head = f"{self.exercise} {self.title}" + (f": {clean(self.source, 2000)}" if self.source else "")
-        if self.seed:
-            head += f"  (hidden cases from --seed {self.seed})"
+        if self.seed:  # the seed itself would let anyone with the package rebuild the hidden cases
+            head += "  (hidden cases drawn from the instructor's secret)"
         out = [head]
         if self.error:
             return out + [f"cannot grade: {clean(self.error)}", self.score_line()]
@@ -175,7 +181,8 @@ class Report:
         return {"exercise": self.exercise, "file": clean(self.source, 2000), "score": self.score,
                 "max_score": self.max_score, "bonus": self.bonus, "plain_python": self.plain_python,
                 "bonus_decided_by": clean(self.bonus_note, 400), "status": self.status, "error": clean(self.error),
-                "diagnosis": clean(self.diagnosis, 400), "sandbox": self.sandbox, "seed": self.seed,
+                "diagnosis": clean(self.diagnosis, 400), "sandbox": self.sandbox,
+                "hidden_cases": "the instructor's secret" if self.seed else "the shipped ones",
                 "cases": [{"name": c.name, "hidden": c.hidden, "points": c.points, "passed": c.passed,
                            "message": clean(c.message)} for c in self.cases]}
 

@@ -8,6 +8,14 @@ timeouts, or when the submission's total time (`max_seconds`) runs out, the
 remaining cases are "not run". What the submission prints is drained into
 64 KiB buffers that never reach the grader's output.
 
+Time limits are CPU time of the sandbox (issue 19: wall-clock limits let a classmate's CPU hog, whose
+spinners each called setsid to escape the scheduler's per-session fairness, time out an honest notebook):
+its cgroup's cpuacct usage, else the sum over its processes (`sandbox.cpu_seconds`). Each limit has a
+wall-clock cap of WALL_FACTOR x the limit + WALL_SLACK seconds, for a file that sleeps or blocks. Loading
+(the module's top level: a notebook's cells, a self-check cell) has its own limit, `load_limit`, half the
+submission's time, apart from the per-case one. `Run.cpu_seconds` is what the run used; `Run.sandbox_limits`
+says which bounds applied (a cgroup per sandbox, or rlimits only).
+
 The cases go in a secret random order (a fresh `random.SystemRandom`, not
 the seed), each under a random request id: a file can count its calls or
 read the request it is answering (it shares the worker's process), and
@@ -44,7 +52,27 @@ from . import protocol, replay, sandbox, worker
 
 MAX_TIMEOUTS = 3
 KEEP_OUTPUT = 64 * 1024
-LOAD_TIMEOUT = 3.0  # at least; more when the per-case limit is longer
+LOAD_TIMEOUT = 3.0  # at least; more when the per-case limit or the submission's time is longer
+WALL_FACTOR, WALL_SLACK = 3.0, 2.0
+POLL = 0.05  # seconds between two looks at the sandbox's CPU time while waiting for a reply
+
+
+def wall_cap(seconds):
+    """The wall-clock cap on a CPU-time limit of `seconds` (a file that sleeps uses no CPU).
+
+    >>> wall_cap(10.0)
+    32.0
+    """
+    return WALL_FACTOR * seconds + WALL_SLACK
+
+
+def load_limit(timeout, max_seconds):
+    """The CPU time a sandbox may take to load the submission: a notebook's top level runs there, once per sandbox.
+
+    >>> load_limit(10.0, 60.0), load_limit(1.0, 5.0)
+    (30.0, 3.0)
+    """
+    return max(LOAD_TIMEOUT, timeout, max_seconds / 2)
 
 
 @dataclass
@@ -52,9 +80,26 @@ class Run:
     outcomes: list
     load_error: dict = None        # the worker's description of why the submission cannot load
     numpy_seen: bool = False       # process mode only: NumPy's core was mapped into a worker
-    numpy_wanted: bool = False     # the worker saw the submission ask for NumPy (see worker._NumpyWatch)
-    seconds: float = 0.0
+    numpy_wanted: bool = False     # the worker saw the submission ask for NumPy (see worker._StandIns)
+    seconds: float = 0.0           # wall-clock time of the run
+    cpu_seconds: float = 0.0       # CPU time its sandboxes used (what the time limits count)
+    sandbox_limits: str = ""       # which bounds applied: a cgroup per sandbox, or rlimits only (sandbox.limits_note)
     output: bytearray = field(default_factory=bytearray)
+    values_left: list = field(default_factory=lambda: [protocol.MAX_RUN_ITEMS])   # what its replies may still hold
+
+
+@dataclass
+class _Budget:
+    """The submission's time: CPU seconds left (`left`), and the wall-clock instant that caps it (`wall_end`)."""
+    max_seconds: float
+    spent: float
+    wall_end: float
+
+    def left(self, result, box_cpu=0.0):
+        return self.max_seconds - self.spent - result.cpu_seconds - box_cpu
+
+    def exhausted(self, result, box_cpu=0.0):
+        return self.left(result, box_cpu) <= 0 or time.monotonic() >= self.wall_end
 
 
 def _drain(stream, buffer):
@@ -116,16 +161,28 @@ class Sandboxed:
                 pass
         threading.Thread(target=write, daemon=True).start()
 
-    def receive(self, seconds):
-        """The next reply; None when the worker is gone; "timeout"; or a ProtocolError."""
-        try:
-            return self.inbox.get(timeout=max(0.0, seconds))
-        except queue.Empty:
-            return "timeout"
+    def cpu(self):
+        return sandbox.cpu_seconds(self.proc)
+
+    def receive(self, cpu_limit, wall_until):
+        """The next reply; None when the worker is gone; "timeout" once the sandbox has used `cpu_limit` more
+        CPU seconds, or at `wall_until` (a time.monotonic() value); or a ProtocolError."""
+        start = self.cpu()
+        while True:
+            step = min(POLL, wall_until - time.monotonic())
+            if step <= 0:
+                return "timeout"
+            try:
+                return self.inbox.get(timeout=step)
+            except queue.Empty:
+                pass
+            if self.cpu() - start >= cpu_limit:
+                return "timeout"
 
     def kill(self, run):
-        if self.mode == "process" and sandbox.numpy_mapped(self.proc):
+        if self.mode in ("process", "user") and sandbox.numpy_mapped(self.proc):
             run.numpy_seen = True
+        run.cpu_seconds += self.cpu()
         code = sandbox.kill(self.proc)
         deadline = time.monotonic() + 2
         for t in self.threads:
@@ -140,19 +197,22 @@ class Sandboxed:
 
 
 def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max_seconds=60.0, since=None,
-        replays=()):
+        replays=(), spent=0.0):
     """Send `requests` (one per case) to the submission at `path`; never raises for a bad submission.
 
-    The submission's time (`max_seconds`) counts from `since` (a time.monotonic() value; default: now),
-    so that the runs of one submission, and the reading of its notebook, share it. `replays[i]`: case i
-    is statistical; its calls are replayed in one more, fresh sandbox (see `replay.py`).
+    The submission's time: `max_seconds` of its sandboxes' CPU time, less `spent` (what its earlier runs used:
+    an earlier Run's `cpu_seconds`), within a wall-clock cap of wall_cap(max_seconds) from `since` (a
+    time.monotonic() value; default: now), so that the runs of one submission, and the reading of its
+    notebook, share it. `replays[i]`: case i is statistical; it is replayed in one more, fresh sandbox (see
+    `replay.py`).
     """
     started = time.monotonic()
-    end = (started if since is None else since) + max_seconds
-    result = Run(outcomes=[None] * len(requests))
+    budget = _Budget(max_seconds, spent, (started if since is None else since) + wall_cap(max_seconds))
+    result = Run(outcomes=[None] * len(requests), sandbox_limits=sandbox.limits_note())
     config = sandbox.worker_config(mode, path, display, functions, numpy, max_seconds)
     spawn = (mode, path, numpy)
-    load_error = _in_secret_order(spawn, config, requests, result.outcomes, result, timeout, end, max_seconds)
+    limits = (timeout, load_limit(timeout, max_seconds), max_seconds)
+    load_error = _in_secret_order(spawn, config, requests, result.outcomes, result, limits, budget)
     if isinstance(load_error, dict) or load_error is None:
         result.load_error = load_error
     else:
@@ -160,37 +220,38 @@ def run(path, display, functions, requests, mode, numpy=False, timeout=10.0, max
             if outcome is None:
                 result.outcomes[j] = {"failure": f"not run: when the submission was loaded again, {load_error}"}
     if result.load_error is None and any(replays):
-        _replay(spawn, config, requests, result, replays, timeout, end, max_seconds)
+        _replay(spawn, config, requests, result, replays, limits, budget)
     result.seconds = time.monotonic() - started
     return result
 
 
-def _replay(spawn, config, requests, result, replays, timeout, end, max_seconds):
-    """Replay some calls of the statistical cases in a fresh sandbox; note in each case's outcome how it went."""
-    batches = replay.plan(requests, result.outcomes, replays)
-    if not batches:
+def _replay(spawn, config, requests, result, replays, limits, budget):
+    """Replay the statistical cases in a fresh sandbox, among the other cases as they were first sent (decoys),
+    all in a new secret order under new ids; note in each statistical case's outcome how it went."""
+    planned = replay.plan(requests, result.outcomes, replays)
+    if not any(picks for _, picks in planned):
         return
-    if end - time.monotonic() < 1.0:
-        replay.fail(result.outcomes, batches, f"the submission's total time ({max_seconds:g} s) ran out")
+    if budget.left(result) < 1.0 or budget.exhausted(result):
+        replay.fail(result.outcomes, planned, f"the submission's total time ({limits[2]:g} s) ran out")
         return
-    replies = [None] * len(batches)
-    # In the order replay.plan drew (already secret): the first batch's problem is the one that happened first.
-    load_error = _exchange(spawn, config, [r for r, _ in batches], replies, result, timeout, end, max_seconds)
+    replies = [None] * len(planned)
+    load_error = _in_secret_order(spawn, config, [r for r, _ in planned], replies, result, limits, budget)
     if isinstance(load_error, dict):
         text = load_error["message"] if load_error.get("type") in ("load", "missing") else \
             f"{load_error.get('type')}: {load_error.get('message')}"
-        replay.fail(result.outcomes, batches, f"it did not load there ({text})")
+        replay.fail(result.outcomes, planned, f"it did not load there ({text})")
     elif load_error is not None:
-        replay.fail(result.outcomes, batches, load_error)
+        replay.fail(result.outcomes, planned, load_error)
     else:
-        replay.attach(result.outcomes, batches, replies)
+        replay.attach(result.outcomes, planned, replies)
 
 
-def _in_secret_order(spawn, config, requests, outcomes, result, timeout, end, max_seconds, rand=None):
+def _in_secret_order(spawn, config, requests, outcomes, result, limits, budget, rand=None):
     """`_exchange` with the requests shuffled and renamed (random ids); `outcomes` filled in the caller's order.
 
     Subtle: the order and the ids come from the operating system's randomness, never from the seed: a
-    seed can be guessed (a small --seed, or 0), and the shipped case list is readable.
+    seed can be guessed (a small --seed, or 0), and the shipped case list is readable. The replay's requests
+    go through here too: a replayed case's request is drawn as its first run's was (see replay.plan).
     """
     rand = rand or random.SystemRandom()
     order = list(range(len(requests)))
@@ -198,23 +259,26 @@ def _in_secret_order(spawn, config, requests, outcomes, result, timeout, end, ma
     ids = rand.sample(range(1, 2 ** 53), len(requests))
     sent = [dict(requests[i], id=ids[k]) for k, i in enumerate(order)]
     got = [None] * len(sent)
-    load_error = _exchange(spawn, config, sent, got, result, timeout, end, max_seconds)
+    load_error = _exchange(spawn, config, sent, got, result, limits, budget)
     for k, i in enumerate(order):
         outcomes[i] = got[k]
     return load_error
 
 
-def _exchange(spawn, config, requests, outcomes, result, timeout, end, max_seconds):
+def _exchange(spawn, config, requests, outcomes, result, limits, budget):
     """Run `requests` in sandboxes (a fresh one after each lost case), filling `outcomes`.
 
-    `spawn`: (mode, path, numpy) for `Sandboxed`. Returns None; the worker's load error (a dict) if the
-    submission never loaded; or a sentence if it loaded once and not again (the cases left are then None).
+    `spawn`: (mode, path, numpy) for `Sandboxed`; `limits`: (seconds per case, seconds to load, the
+    submission's seconds), CPU time. Returns None; the worker's load error (a dict) if the submission never
+    loaded; or a sentence if it loaded once and not again (the cases left are then None).
     """
+    timeout, loading, max_seconds = limits
     timeouts, i = 0, 0
     while i < len(requests):
         box = Sandboxed(*spawn, result.output)
-        box.send(sandbox.fresh_identity(config))  # a uid of its own: see worker.SYSCALLS (keyring)
-        first = box.receive(min(max(LOAD_TIMEOUT, timeout), end - time.monotonic()))
+        box.send(sandbox.fresh_identity(config))  # a uid of its own: see worker.REFUSED (keyring)
+        limit = max(0.0, min(loading, budget.left(result)))
+        first = box.receive(limit, min(time.monotonic() + wall_cap(limit), budget.wall_end))
         result.numpy_wanted |= isinstance(first, dict) and first.get("numpy_wanted") is True
         if not (isinstance(first, dict) and first.get("event") == "loaded"):
             code = None
@@ -230,15 +294,16 @@ def _exchange(spawn, config, requests, outcomes, result, timeout, end, max_secon
                 return reason if isinstance(reason, dict) else {"type": "load", "message": reason}
             return reason["message"] if isinstance(reason, dict) else reason
         while i < len(requests):
-            left = end - time.monotonic()
-            if left <= 0:
+            left = budget.left(result, box.cpu())
+            if left <= 0 or time.monotonic() >= budget.wall_end:
                 break
             box.send(requests[i])
-            reply = box.receive(min(timeout, left))
+            limit = min(timeout, left)
+            reply = box.receive(limit, min(time.monotonic() + wall_cap(limit), budget.wall_end))
             i += 1
             if reply == "timeout":
                 timeouts += 1
-                ran_out = timeout > left
+                ran_out = timeout > left or time.monotonic() >= budget.wall_end
                 outcomes[i - 1] = {"failure": f"the submission's total time ({max_seconds:g} s) ran out"
                                    if ran_out else f"timed out after {timeout:g} s"}
                 break
@@ -254,12 +319,12 @@ def _exchange(spawn, config, requests, outcomes, result, timeout, end, max_secon
             try:
                 if isinstance(reply, protocol.ProtocolError):
                     raise reply
-                outcomes[i - 1] = protocol.check_reply(reply, requests[i - 1])
+                outcomes[i - 1] = protocol.check_reply(reply, requests[i - 1], result.values_left)
             except protocol.ProtocolError as exc:
                 outcomes[i - 1] = {"failure": f"the sandbox sent {exc}"}
                 break
         box.kill(result)
-        if time.monotonic() >= end or timeouts >= MAX_TIMEOUTS:
+        if budget.exhausted(result) or timeouts >= MAX_TIMEOUTS:
             why = (f"{MAX_TIMEOUTS} cases already timed out" if timeouts >= MAX_TIMEOUTS
                    else f"the submission's total time ({max_seconds:g} s) ran out")
             for j in range(i, len(requests)):

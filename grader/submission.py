@@ -22,12 +22,12 @@ import stat
 import tempfile
 import time
 
-from . import sandbox, session, verdict
-from .notebook import NotebookError, notebook_to_script
+from . import sandbox, session, similar, verdict
+from .cases import case_seed
+from .notebook import MAX_CODE, NotebookError, decode_source, notebook_to_script
 from .registry import exercise as get_exercise
 from .report import label
 
-MAX_CODE = 1024 ** 2
 MAX_NOTEBOOK = 32 * 1024 ** 2
 
 
@@ -54,7 +54,7 @@ def read_code(path, deadline=None, links=True):
             raise NotebookError(f"the notebook is larger than {MAX_NOTEBOOK // 1024 ** 2} MiB")
         code, where = notebook_to_script(data.decode("utf-8", errors="replace"), deadline)
     else:
-        code, where = data.decode("utf-8", errors="replace"), None
+        code, where = decode_source(data), None   # in the encoding it declares (PEP 263), as Python reads it
     if len(code.encode()) > MAX_CODE:
         raise NotebookError(f"more than {MAX_CODE // 1024} KiB of code")
     return code, where
@@ -112,27 +112,32 @@ def grade_file(path, exercise=None, timeout=10.0, max_seconds=None, mode="auto",
     started = time.monotonic()
     mode, _ = sandbox.resolve(mode)
     max_seconds = max_seconds or default_max_seconds(timeout)
-    cases = ex.cases(seed)
     display = label(os.path.basename(path))
     fields = {"source": display, "sandbox": mode}
     try:
         code, where = read_code(path, started + max_seconds, links)
     except (NotebookError, OSError) as exc:
-        return verdict.not_run(ex, seed, cases, f"cannot read {display}: {exc}", **fields)
+        return verdict.not_run(ex, seed, ex.public, f"cannot read {display}: {exc}", **fields)
+    fields["fingerprint"] = similar.fingerprint(code, ex.stub)
+    own = case_seed(seed, code)   # this file's hidden cases: from the secret and its own code (cases.case_seed)
+    cases = ex.cases(own)
     requests = [c.request(i) for i, c in enumerate(cases)]
     replays = [c.replay for c in cases]
     with tempfile.TemporaryDirectory(prefix="specdec-grade-") as private:
+        os.chmod(private, 0o711)  # "user" mode: the worker's uid may open the copy by its name, list nothing
         copy = os.path.join(private, "submission.py")
         with open(copy, "w", encoding="utf-8") as f:
             f.write(code)
         os.chmod(copy, 0o444)  # readable by the sandbox's unprivileged uid; nobody writes it
         run = session.run(copy, display, ex.functions, requests, mode, False, timeout, max_seconds, started, replays)
-        plain = _report(ex, seed, cases, run, where, display, fields, numpy=False)
-        left = started + max_seconds - time.monotonic()  # reading the file and run A count
+        plain = _report(ex, seed, cases, run, where, display, fields, numpy=False, key=own)
+        spent = run.cpu_seconds   # the submission's time is its sandboxes' CPU time: run A's counts against run B
+        left = min(max_seconds - spent, started + session.wall_cap(max_seconds) - time.monotonic())
         if plain.status == "passed" or not run.numpy_wanted or not sandbox.numpy_dirs() or left < 1:
             return _bonus_note(plain, None, mode)
-        run = session.run(copy, display, ex.functions, requests, mode, True, timeout, max_seconds, started, replays)
-        with_numpy = _report(ex, seed, cases, run, where, display, fields, numpy=True)
+        run = session.run(copy, display, ex.functions, requests, mode, True, timeout, max_seconds, started, replays,
+                          spent=spent)
+        with_numpy = _report(ex, seed, cases, run, where, display, fields, numpy=True, key=own)
     return _bonus_note(plain, with_numpy, mode)
 
 
@@ -141,12 +146,12 @@ def default_max_seconds(timeout):
     return max(60.0, 3 * timeout + 30.0)
 
 
-def _report(ex, seed, cases, run, where, display, fields, numpy):
+def _report(ex, seed, cases, run, where, display, fields, numpy, key):
     _localize(run, where)
     if run.load_error:
         report = verdict.not_run(ex, seed, cases, _load_message(run.load_error, display), **fields)
     else:
-        report = verdict.build(ex, seed, cases, run.outcomes, **fields)
+        report = verdict.build(ex, seed, cases, run.outcomes, key=key, **fields)
     report.plain_python = None if run.load_error else not numpy and not run.numpy_seen
     return report
 
@@ -157,12 +162,13 @@ def _bonus_note(plain, with_numpy, mode):
     Without a second run: run A's report, bonus and all. With one (run A was not
     perfect and asked for NumPy): the higher of the two scores, and no bonus.
     """
-    where = "a sandbox with no NumPy on its filesystem" if mode == "bwrap" else \
-        "a plain process with NumPy's import blocked (best effort: not sandboxed)"
+    where = {"bwrap": "a sandbox with no NumPy on its filesystem",
+             "user": "a process of an unprivileged user with NumPy's import blocked (best effort)"}.get(
+        mode, "a plain process with NumPy's import blocked (best effort: not sandboxed)")
     if with_numpy is None:
         plain.bonus_note = f"plain-Python bonus: graded in {where}: {plain.score}" + (
             f" -> +{plain.bonus}" if plain.bonus else
-            " (the bonus needs every public case passed: 0 here)" if plain.plain_python
+            " (the bonus needs every case passed: 0 here)" if plain.plain_python
             else "; NumPy's compiled core was loaded anyway: no bonus")
         return plain
     keep = with_numpy if with_numpy.score > plain.score or (plain.error and not with_numpy.error) else plain

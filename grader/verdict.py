@@ -18,6 +18,7 @@ A judge that crashes is the grader's bug, and the case says so plainly.
 
 import traceback
 
+from .cases import twins
 from .diagnose import diagnose, not_started, signatures
 from .protocol import Foreign
 from .report import CaseResult, Report
@@ -42,47 +43,28 @@ def judge_case(case, outcome):
     return False, message, detail, crash
 
 
-def _raised(outcome):
-    """The builtin exception classes each call of `outcome` raised (a list of lists of names)."""
-    return [r["raised"]["builtin_types"] for r in (outcome or {}).get("results", []) if "raised" in r]
+def build(exercise, seed, cases, outcomes, key=None, **fields):
+    """A Report for `outcomes` (one per case, in order); `fields` fill in the rest (source, bonus ...).
 
-
-def indiscriminate(cases, outcomes, verdicts):
-    """{case index: message} for the cases passed by raising an exception that the same file also raises
-    where that exception is wrong (a case it failed): raising ValueError on every input is no validation.
-
-    Subtle: compared on the most derived builtin class (a subclass of ValueError counts as ValueError),
-    so raising two made-up subclasses, one here and one there, does not escape it.
+    `key`: what the diagnosis caches these cases' signatures under, when they are not `seed`'s own.
     """
-    wrong = {}
-    for case, outcome, passed in zip(cases, outcomes, verdicts):
-        for names in _raised(outcome) if not passed else ():
-            wrong.setdefault(names[0] if names else "?", case.name)
-    out = {}
-    for i, (outcome, passed) in enumerate(zip(outcomes, verdicts)):
-        kinds = [names[0] for names in _raised(outcome) if names and names[0] in wrong] if passed else []
-        if kinds:
-            out[i] = (f"raised {kinds[0]} as it should, but it also raises {kinds[0]} where it must not (case "
-                      f"'{wrong[kinds[0]]}'): an error on valid inputs too earns no validation points")
-    return out
-
-
-def build(exercise, seed, cases, outcomes, **fields):
-    """A Report for `outcomes` (one per case, in order); `fields` fill in the rest (source, bonus ...)."""
     results, failed, bug = [], {}, False
     judged = [judge_case(case, outcome) for case, outcome in zip(cases, outcomes)]
-    voided = indiscriminate(cases, outcomes, [j[0] for j in judged])
+    voided = twins(cases, outcomes, [j[0] for j in judged])
     for i, (case, (passed, message, detail, crash)) in enumerate(zip(cases, judged)):
         if i in voided:
-            passed, message, crash = False, voided[i], "indiscriminate"
+            passed, message, crash = False, voided[i], "twin"
         bug = bug or crash == "bug"
+        if case.is_twin:   # decides its case's points (above); not a row of its own
+            continue
         results.append(CaseResult(case.name, case.hidden, case.points, passed, message, detail, crash))
         if not passed:
             failed[case.name] = crash
     report = Report(exercise.name, exercise.title, results, exercise.max_score, exercise.bonus, seed=seed,
                     grader_bug=bug, **fields)
     if failed and not report.error and not bug:  # a grader bug makes any diagnosis a guess
-        sigs = {} if not_started(failed) and len(failed) == len(cases) else signatures(exercise, seed, cases)
+        sigs = {} if not_started(failed) and len(failed) == len(cases) else \
+            signatures(exercise, seed if key is None else key, cases)
         report.diagnosis = diagnose(failed, sigs, {m.name: m.cause for m in exercise.mistakes})
     return report
 
@@ -90,6 +72,6 @@ def build(exercise, seed, cases, outcomes, **fields):
 def not_run(exercise, seed, cases, error, **fields):
     """The Report of a submission that could not be graded at all (every case fails, status error)."""
     results = [CaseResult(c.name, c.hidden, c.points, False, "not run: the submission could not be graded")
-               for c in cases]
+               for c in cases if not c.is_twin]
     return Report(exercise.name, exercise.title, results, exercise.max_score, exercise.bonus, seed=seed,
                   error=error, **fields)

@@ -1,33 +1,30 @@
-"""Shared test settings and helpers.
+"""Shared test settings, the shared fixture, and the `slow` marker's rule.
 
-Settings: hypothesis runs derandomized, so every run tries the same examples.
+Settings: NumPy's OpenBLAS runs on one thread, and hypothesis runs derandomized, so every run tries the same
+examples. Fixture: `models`, the shipped (draft, target) pair, loaded once per test process. Helpers are a
+module of their own, tests/helpers.py (`from helpers import ...`), as are the independent references,
+tests/references.py; this file is the only conftest (pyproject.toml's norecursedirs keeps pytest out of
+tests/submissions/).
 
-Helpers, imported by the test files with `from conftest import ...` (pytest puts tests/ on sys.path).
-Subtle: pytest imports every conftest.py it loads as the module `conftest`, so this must stay the only one
-it loads (pyproject.toml's norecursedirs keeps it out of tests/submissions/):
-
-- `GRADED_EXAMPLES`: the graded problem's three examples, verbatim (their statement is in
-  exercises/ex01_verify/README.md);
-- `tv(a, b)`: total-variation distance, 1/2 sum |a - b|;
-- `max_z(samples, probs)` and `Z_MAX`: the per-bin z-score that every fixed-seed statistical test uses;
-- `FixedRandom(u)`: a `random.Random` whose every uniform is `u`, for hand-checkable sampler decisions.
-
-Tests that take more than about half a second carry `@pytest.mark.slow`: `make quick` skips them,
-`make test` runs everything. The suite runs NumPy's OpenBLAS on one thread (below).
+The `slow` marker: `make quick` (`-m "not slow"`) is the developer's loop, `make test` runs everything. A test
+not marked slow whose call takes more than SLOW_SECONDS FAILS a run that deselects slow, saying how long it
+took and what to do; every run lists such tests (and setups over the limit: a slow fixture) in its summary.
+The rule is a plugin (`SlowRule`, registered below) so that it covers the notebooks' cells and the modules'
+doctests as well as tests/. Its `pytest_runtest_makereport` runs where the test runs, so the rule holds under
+pytest-xdist too: the failed report reaches the controller like any other. Mark slow what takes more than
+about half a second (measure with `--durations=0`), so that a busy machine does not push it past the limit.
 """
 
-import math
 import os
-import random
 
 # Subtle: OpenBLAS starts a thread per core for every matrix product. On a busy 2-core machine those threads spin
-# against the other processes: test_decode's sampled-generation test took 1.9 s to 28.7 s from run to run with
-# them, 2.3 s to 2.9 s with one thread. So the suite pins one thread. It must be set before NumPy loads OpenBLAS
-# (pytest loads this file before any test module); notebook kernels started later inherit it. setdefault: an
-# explicit OPENBLAS_NUM_THREADS from the caller wins.
+# against the other processes: the sampled-generation test of tests/library/test_decode.py took 1.9 s to 28.7 s
+# from run to run with them, 2.3 s to 2.9 s with one thread. So the suite pins one thread. It must be set before
+# NumPy loads OpenBLAS (pytest loads this file before any test module); notebook kernels started later inherit it.
+# setdefault: an explicit OPENBLAS_NUM_THREADS from the caller wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402  (after the environment variable, on purpose)
+import pytest  # noqa: E402  (after the environment variable, on purpose)
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 # derandomize: a red CI is reproducible on any machine; deadline=None: no timing-based failures on a busy 2-core box.
@@ -36,64 +33,104 @@ settings.register_profile("specdec", derandomize=True, deadline=None, max_exampl
 settings.load_profile("specdec")
 
 
-# The graded problem's examples: (title, (draft_tokens, draft_probs, target_probs, random_samples), expected).
-# Example 2's title is wrong and its expected output right (test_verify.py works through why);
-# example 3 expects a ValueError.
-GRADED_EXAMPLES = [
-    ("All tokens accepted with bonus token",
-     ([2, 1], [[0.1, 0.2, 0.7], [0.2, 0.6, 0.2]], [[0.05, 0.15, 0.8], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2]], [0.5, 0.4]),
-     {"accepted_tokens": [2, 1], "bonus_token": 0, "acceptance_count": 2}),
-    ("Second token rejected with resample",
-     ([0, 1], [[0.8, 0.2], [0.9, 0.1]], [[0.9, 0.1], [0.1, 0.9]], [0.5, 0.8]),
-     {"accepted_tokens": [0, 1], "bonus_token": None, "acceptance_count": 2}),
-    ("Input length mismatch error",
-     ([0], [[0.5, 0.5]], [[0.5, 0.5]], [0.1, 0.2]),
-     ValueError),
-]
+@pytest.fixture(scope="session")
+def models():
+    """(draft, target): the shipped pretrained pair (~0.3 s to load), shared by every test of a process.
 
-
-def tv(a, b):
-    """Total-variation distance between two rows of the same length: 1/2 sum_x |a(x) - b(x)|."""
-    assert len(a) == len(b), f"rows of length {len(a)} and {len(b)}"
-    return 0.5 * math.fsum(abs(x - y) for x, y in zip(a, b))
-
-
-# Per-bin z-score tolerance of every statistical test. Under a correct sampler each bin's z is about N(0, 1),
-# so |z| > 4.5 has probability ~7e-6 per bin; the seeds are fixed, so outcomes are reproducible anyway.
-Z_MAX = 4.5
-
-
-def max_z(samples, probs):
-    """Largest per-bin |count - n p| / sqrt(n p (1 - p)) of integer `samples` against `probs`.
-
-    A bin with probability 0 or 1 has no spread: any deviation there is infinitely unlikely (inf).
-
-    >>> max_z([0, 0, 1, 1], [0.5, 0.5, 0.0])
-    0.0
-    >>> max_z([0, 2], [0.5, 0.5, 0.0])
-    inf
+    Sharing is safe: the models' only state is caches of rows already computed (tests/library/test_decode.py
+    checks that a cold and a warm draft give the same tokens).
     """
-    samples = np.asarray(samples, dtype=np.int64)
-    n = len(samples)
-    counts = np.bincount(samples, minlength=len(probs))
-    if len(counts) > len(probs):
-        return math.inf  # a sample outside the support
-    worst = 0.0
-    for count, pr in zip(counts.tolist(), probs):
-        if pr in (0.0, 1.0):
-            if count != n * pr:
-                return math.inf
-            continue
-        worst = max(worst, abs(count - n * pr) / math.sqrt(n * pr * (1.0 - pr)))
-    return worst
+    from specdec.models import load_pretrained
+    return load_pretrained()
 
 
-class FixedRandom(random.Random):
-    """A Random whose every uniform is `u`: makes a sampler's decisions hand-checkable."""
+# ---- the slow marker -----------------------------------------------------------------------------------------
+# The limit, in seconds of wall time. SPECDEC_SLOW_SECONDS changes it (e.g. 3 on a machine busy with other work,
+# where every test takes two or three times as long; 0 lists every test).
+SLOW_SECONDS = float(os.environ.get("SPECDEC_SLOW_SECONDS", "1"))
 
-    def __init__(self, u):
-        super().__init__(0)
-        self.u = u
+# Notebooks (notebooks/*.ipynb, exercises/*/*.ipynb, run by nbval: each cell is an item, all of a notebook's
+# cells share one kernel, in one worker). Marking single cells slow would break a notebook: a quick run would
+# skip the cell that defines what the next cells use. So a notebook is slow or not as a whole: every cell of a
+# notebook below is marked slow at collection (quick skips the notebook; `make test` runs it). Listed: the
+# notebooks with a cell (other than the first) above about half a second on an idle 2-core machine (generation
+# with the shipped models, Monte Carlo, timings, grading). Not held to the limit: the kernel's start-up (nbval's
+# setup of the notebook, ~0.6 s) and the first code cell ("Cell 0", which imports NumPy, matplotlib and specdec
+# into the fresh kernel, 0.5 s to 1 s): every notebook pays them once. Any other cell of a notebook not listed
+# that takes more than SLOW_SECONDS fails the quick run like any test, and says to list its notebook here.
+SLOW_NOTEBOOKS = {
+    "notebooks/03_deriving_the_acceptance_rule.ipynb",
+    "notebooks/04_verify_step_by_step.ipynb",
+    "notebooks/05_lossless_in_practice.ipynb",
+    "notebooks/06_speedup_theory.ipynb",
+    "notebooks/07_end_to_end.ipynb",
+    "notebooks/08_where_the_speedup_comes_from.ipynb",
+    "notebooks/09_block_verification.ipynb",
+    "notebooks/10_many_drafts_and_trees.ipynb",
+    "notebooks/11_batched_verification.ipynb",
+    "exercises/ex04_sampler/ex04_sampler.ipynb",
+    "exercises/ex06_block/ex06_block.ipynb",
+}
 
-    def random(self):
-        return self.u
+
+def _is_notebook(item):
+    return item.path.suffix == ".ipynb"
+
+
+def _held_to_the_limit(nodeid, when):
+    """Whether a report's phase counts: a test's call; a notebook cell's call, but the first cell's (above)."""
+    if nodeid.split("::")[0].endswith(".ipynb"):
+        return when == "call" and not nodeid.endswith("::Cell 0")
+    return when == "call"
+
+
+def _deselects_slow(config):
+    """Whether this run is the quick loop: its -m expression leaves out the slow tests."""
+    return "not slow" in " ".join((config.getoption("markexpr") or "").split())
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the marks must be there when it looks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _is_notebook(item) and item.path.relative_to(config.rootpath).as_posix() in SLOW_NOTEBOOKS:
+            item.add_marker(pytest.mark.slow)
+
+
+class SlowRule:
+    """The rule, as a plugin: a conftest's own run-time hooks would see only the items under tests/, and the
+    notebooks, the modules' doctests and tests/ must all keep it."""
+
+    def __init__(self):
+        self.seen = []  # (nodeid, phase, seconds) of the reports this process saw
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = (yield).get_result()
+        if (_held_to_the_limit(item.nodeid, report.when) and report.passed and report.duration > SLOW_SECONDS
+                and item.get_closest_marker("slow") is None and _deselects_slow(item.config)):
+            fix = f"list {item.path.name} in SLOW_NOTEBOOKS (tests/conftest.py)" if _is_notebook(item) else \
+                "mark it @pytest.mark.slow, or make it faster"
+            report.outcome = "failed"
+            report.longrepr = (f"took {report.duration:.2f} s: more than the {SLOW_SECONDS:g} s allowed a test not "
+                               f"marked slow when slow tests are deselected; {fix}")
+
+    def pytest_runtest_logreport(self, report):
+        # Under xdist this runs on the controller too, with every worker's reports: the summary lists them all.
+        # Slow setups are listed, not failed: a session fixture's one load (`models`, ~0.3 s, more on a busy
+        # machine) lands on whichever test of a process uses it first.
+        python_setup = report.when == "setup" and not report.nodeid.split("::")[0].endswith(".ipynb")
+        if (_held_to_the_limit(report.nodeid, report.when) or python_setup) and report.duration > SLOW_SECONDS \
+                and "slow" not in report.keywords:
+            self.seen.append((report.nodeid, report.when, report.duration))
+
+    def pytest_terminal_summary(self, terminalreporter, config):
+        if hasattr(config, "workerinput") or not self.seen:
+            return
+        verdict = "calls failed: mark them slow" if _deselects_slow(config) else "`make quick` fails on the calls"
+        terminalreporter.section(f"tests not marked slow that took more than {SLOW_SECONDS:g} s ({verdict})")
+        for nodeid, when, seconds in sorted(self.seen, key=lambda r: -r[2]):
+            terminalreporter.write_line(f"{seconds:6.2f} s  {when:5}  {nodeid}")
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(SlowRule(), "specdec-slow-rule")

@@ -10,7 +10,7 @@ expected value, so hidden cases can show the message too:
     (False, 'bonus_token is a float (1.0): token ids must be ints')
 """
 
-from grader.judge import describe, value_judge
+from grader.judge import describe, value_judge, with_spec
 
 VERIFY_KEYS = ("accepted_tokens", "bonus_token", "acceptance_count")
 
@@ -48,4 +48,4 @@ def verify_judge(expected, calls, names=()):
             return False, problem
         wrong = [k for k in VERIFY_KEYS if got[k] != expected[k]]
         return (False, "wrong " + " and ".join(wrong)) if wrong else (True, "")
-    return value_judge(check, calls, names)
+    return with_spec(value_judge(check, calls, names), "verify", expected=dict(expected), names=list(names))

@@ -17,6 +17,7 @@ a switch per mistake; it runs in the parent only, for the diagnosis.
 import copy
 
 from exercises.common.rows import dyadic_row, smooth_row
+from exercises.common.twins import checked, renamed_draft, repaired_draft
 from exercises.common.verify_dict import verify_judge
 from grader.cases import Case, Exercise, Kind, Mistake
 from grader.judge import raises_judge
@@ -210,4 +211,15 @@ PUBLIC = (  # the problem's examples, verbatim
     case("example 3: length mismatch", 5, ([0], [[0.5, 0.5]], [[0.5, 0.5]], [0.1, 0.2]), hidden=False),
 )
 
-EXERCISE = Exercise("ex01", "verify_speculative_tokens", (FUNC,), PUBLIC, KINDS, MISTAKES, bonus=10)
+
+
+def _rename(rng, example):
+    """An example's twin: the same draft with its token ids renamed (`cases.twins`)."""
+    tokens, q, p, u = copy.deepcopy(example.calls[0]["args"])
+    if example.expected == "raises ValueError":   # its twin is this, repaired: fresh uniforms as well
+        u = [rng.randrange(64) / 64 for _ in u]
+    return case(example.name, 0, (*renamed_draft(rng, tokens, q, p), u))
+
+
+EXERCISE = Exercise("ex01", "verify_speculative_tokens", (FUNC,), PUBLIC, KINDS, MISTAKES, bonus=10,
+                    rename=_rename, repair=checked(verify_speculative_tokens, lambda args: repaired_draft(*args)))

@@ -11,6 +11,7 @@ examples (42 points); hidden (58): one kind per trap, generated from the seed.
 
 import math
 
+from exercises.common.twins import checked, permutation, renamed_row
 from grader.cases import Case, Exercise, Kind, Mistake
 from grader.judge import floats_judge, raises_judge
 from specdec.logits import softmax
@@ -131,4 +132,23 @@ PUBLIC = (  # the statement's examples
     case("one logit", 5, [5.0], hidden=False),
 )
 
-EXERCISE = Exercise("ex02", "softmax", (FUNC,), PUBLIC, KINDS, MISTAKES)
+
+
+def _rename(rng, example):
+    """An example's twin: the same logits in another order, all shifted by one constant (softmax's own symmetry:
+    softmax(z + c) = softmax(z)), so that no table holds every renaming (`cases.twins`)."""
+    logits, t = example.calls[0]["args"]
+    shift = rng.randrange(-64, 65) / 8
+    return case(example.name, 0, [v + shift for v in renamed_row(logits, permutation(rng, len(logits)))], t)
+
+
+def _repair(args):
+    """A bad input without its fault: non-finite logits -> 0.0, no logits -> [0.0], a bad temperature -> 1."""
+    logits, t = args
+    z = [v if type(v) in (int, float) and math.isfinite(v) else 0.0 for v in logits] or [0.0]
+    ok = type(t) in (int, float) and math.isfinite(t) and t >= 0
+    return [z, t if ok else 1.0]
+
+
+EXERCISE = Exercise("ex02", "softmax", (FUNC,), PUBLIC, KINDS, MISTAKES, rename=_rename,
+                    repair=checked(softmax, _repair))

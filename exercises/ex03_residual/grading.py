@@ -9,6 +9,7 @@ examples (50 points); hidden (50): one kind per trap, generated from the seed.
 """
 
 from exercises.common.rows import dyadic_row, smooth_row
+from exercises.common.twins import checked, padded, permutation, renamed_row
 from grader.cases import Case, Exercise, Kind, Mistake
 from grader.judge import floats_judge, raises_judge
 from specdec.residual import residual_distribution
@@ -119,4 +120,19 @@ PUBLIC = (  # the statement's examples
     case("length mismatch raises", 10, [0.5, 0.5], [1.0], hidden=False),
 )
 
-EXERCISE = Exercise("ex03", "residual_distribution", (FUNC,), PUBLIC, KINDS, MISTAKES)
+
+
+def _plain(arg):
+    return arg["$tuple"] if isinstance(arg, dict) else arg
+
+
+def _rename(rng, example):
+    """An example's twin: p and q with their token ids renamed alike (`cases.twins`)."""
+    p, q = (_plain(a) for a in example.calls[0]["args"])
+    size = max(len(p), len(q)) + rng.randint(1, 3)  # one to three ids neither row gives mass; one length for both
+    perm = permutation(rng, size)
+    return case(example.name, 0, renamed_row(p, perm, size), renamed_row(q, perm, size))
+
+
+EXERCISE = Exercise("ex03", "residual_distribution", (FUNC,), PUBLIC, KINDS, MISTAKES, rename=_rename,
+                    repair=checked(residual_distribution, lambda args: list(padded(*map(_plain, args)))))

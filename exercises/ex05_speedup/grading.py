@@ -11,6 +11,7 @@ examples (49 points); hidden (51): one kind per trap, generated from the seed.
 import math
 
 from exercises.common.rows import dyadic_row, smooth_row
+from exercises.common.twins import checked, normalised, padded, permutation, renamed_row
 from grader.cases import Case, Exercise, Kind, Mistake
 from grader.judge import float_judge, raises_judge
 from specdec.theory import acceptance_rate, expected_tokens_per_step
@@ -130,4 +131,33 @@ PUBLIC = (  # the statement's examples
     case("E[tokens]: gamma 0", 5, ET, (0.6, 0), hidden=False),
 )
 
-EXERCISE = Exercise("ex05", "acceptance_rate, expected_tokens_per_step", (AR, ET), PUBLIC, KINDS, MISTAKES)
+
+
+def _rename(rng, example):
+    """An example's twin: for beta, p and q renamed alike; for E[tokens], a neighbouring input of the same edge."""
+    a, b = example.calls[0]["args"]
+    if example.func == AR:
+        size = len(a) + rng.randint(1, 3)          # and one to three ids neither row gives mass
+        perm = permutation(rng, size)
+        return case(example.name, 0, AR, (renamed_row(a, perm, size), renamed_row(b, perm, size)))
+    if a in (0.0, 1.0):
+        return case(example.name, 0, ET, (a, b + rng.randint(1, 40)))
+    return case(example.name, 0, ET, (a * rng.uniform(0.9, 0.99), b))
+
+
+def _repair(args):
+    """A bad input without its fault: rows padded to one length and normalised; alpha into [0, 1], gamma an int."""
+    a, b = args
+    if isinstance(a, list):
+        return [normalised(r) for r in padded(a, b)]
+    alpha = a if type(a) in (int, float) and 0 <= a <= 1 else 0.5
+    gamma = abs(int(b)) if type(b) in (int, float) and math.isfinite(b) else 2
+    return [alpha, gamma]
+
+
+def _reference(a, b):
+    return REFERENCE[AR if isinstance(a, list) else ET](a, b)
+
+
+EXERCISE = Exercise("ex05", "acceptance_rate, expected_tokens_per_step", (AR, ET), PUBLIC, KINDS, MISTAKES,
+                    rename=_rename, repair=checked(_reference, _repair))

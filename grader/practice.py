@@ -1,0 +1,66 @@
+"""A learner's checker: `python -m grader.practice FILE [--exercise exNN]`, the public and practice cases.
+
+The learner's own file (a `.py`, or a notebook turned into the script its kernel would run) is run in
+this process, as in their own session (no sandbox: it is their code, on their machine), and its
+functions are checked by `check()` on the exercise's public cases and practice cases: in a handout
+(`release.py`) these are the released ones, with no reference solution anywhere; in the course
+repository they are drawn the same way. Exit 0 when every case passed, 1 when some failed, 2 when
+the file cannot be run. The bonus and the statistical cases are decided only by the instructor's grader.
+
+    >>> main(["--help"])
+    Traceback (most recent call last):
+    SystemExit: 0
+"""
+
+import argparse
+import os
+import re
+import sys
+
+from .checking import check
+from .notebook import NotebookError, notebook_to_script
+from .registry import FOLDERS, PRACTICE_KEY, exercise, practice_cases
+
+
+def _exercise_of(path):
+    match = re.search(r"(?<![a-z0-9])(ex\d\d)(?!\d)", os.path.basename(path).lower())
+    return match.group(1) if match else None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m grader.practice", description=__doc__.splitlines()[0])
+    parser.add_argument("file", help="your .py file or your exercise notebook (.ipynb)")
+    parser.add_argument("--exercise", choices=list(FOLDERS), metavar="exNN",
+                        help=f"one of {', '.join(FOLDERS)} (default: from the file name)")
+    args = parser.parse_args(argv)
+    name = args.exercise or _exercise_of(args.file)
+    if name not in FOLDERS:
+        parser.error(f"cannot tell the exercise from {os.path.basename(args.file)!r}: pass --exercise")
+    try:
+        with open(args.file, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        code = notebook_to_script(text)[0] if args.file.endswith(".ipynb") else text
+    except (OSError, NotebookError) as exc:
+        print(f"error: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 2
+    ex = exercise(name)
+    scope = {"__name__": "__learner__", "__file__": os.path.abspath(args.file)}
+    try:
+        exec(compile(code, args.file, "exec"), scope)
+    except BaseException as exc:  # their file: say what went wrong, as the grader would
+        print(f"error: running {args.file} raised {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    missing = [f for f in ex.functions if not callable(scope.get(f))]
+    if missing:
+        print(f"error: {args.file} defines no function {', '.join(missing)}", file=sys.stderr)
+        return 2
+    cases, left_out = (ex.public, list(getattr(ex, "left_out", []))) if not ex.kinds else practice_cases(ex)
+    report = check(*[scope[f] for f in ex.functions], exercise=name, quiet=True, cases=cases, key=PRACTICE_KEY)
+    print(report.table())
+    if left_out:
+        print(f"checked by the instructor's grader only: {', '.join(left_out)}")
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""grader/batch.py: grading a class folder, a grading process per file, with nothing outliving the grader.
+
+A grading process past its time is stopped and its row says so; a folder must name one exercise. A reply flood
+(tests/submissions/ex01/hostile_reply_flood.py: replies of millions of tiny values, sent without end, took one
+grading process to 4.8 GB) costs its own cases and no memory, while the honest files of the same batch keep
+exactly the grade they get alone. The whole class of hostile files, graded as an instructor grades it:
+tests/grader/test_hostile_class.py.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from grader import batch, grade_file, protocol
+from grader.batch import grade_apart, grade_folder
+from helpers import NEEDS_BWRAP, ROOT, SUBS
+
+EX01 = os.path.join(SUBS, "ex01")
+FOLDER_OPTIONS = {"timeout": 1.5, "max_seconds": 6.0, "mode": "bwrap", "seed": 314159}
+OPTIONS = {"timeout": 2.0, "max_seconds": 8.0, "mode": "bwrap", "seed": 271828}
+
+
+def test_a_grading_process_past_its_time_is_stopped_and_its_row_says_so(monkeypatch):
+    monkeypatch.setattr(batch, "GRACE", 0.0)  # no time beyond the submission's 0.01 s: starting up already exceeds it
+    monkeypatch.setattr(batch.session, "wall_cap", lambda seconds: seconds)  # nor the wall-clock cap's slack
+    report = grade_apart(os.path.join(SUBS, "ex01", "good_plain.py"), "ex01", timeout=1.0, max_seconds=0.01,
+                         mode="process")
+    assert (report.status, report.score) == ("error", 0) and "was stopped" in report.error
+
+
+@pytest.mark.slow
+def test_each_file_is_graded_as_the_exercise_its_name_gives(tmp_path):
+    """One odd name no longer decides (or refuses) the whole folder: each file gets its own row."""
+    for name in ("ex01_alice.py", "ex01_bob.py", "ex03_carol.py", "notes.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    reports = {r.source: r for r in grade_folder(str(tmp_path), progress=False, **FOLDER_OPTIONS)}
+    assert {n: r.exercise for n, r in reports.items()} == {"ex01_alice.py": "ex01", "ex01_bob.py": "ex01",
+                                                            "ex03_carol.py": "ex03", "notes.py": ""}
+    assert "missing" in reports["ex01_alice.py"].error or reports["ex01_alice.py"].status == "error"
+    assert "pass --exercise" in reports["notes.py"].error
+
+
+# The batch runs as a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so every process it starts that loses its
+# parent is re-parented to it, not to init: its live children after grading are exactly what outlived the grader,
+# whatever other tests run on the machine at the same time.
+BATCH = """
+import ctypes, json, os, resource, sys
+from grader.batch import grade_folder
+assert ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+reports = grade_folder(sys.argv[1], "ex01", jobs=2, progress=False, **json.loads(sys.argv[2]))
+survivors = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        continue
+    if int(stat[1]) == os.getpid() and stat[0] != "Z":
+        survivors.append(open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\\0", b" ").decode(errors="replace"))
+print(json.dumps({"reports": {r.source: [r.score, r.bonus, r.status, [c.message for c in r.cases]] for r in reports},
+                  "peak": max(resource.getrusage(w).ru_maxrss
+                              for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)),
+                  "survivors": survivors}))
+"""
+
+
+@NEEDS_BWRAP
+@pytest.mark.slow
+def test_a_reply_flood_costs_its_cases_and_no_memory_and_honest_files_keep_their_grades(tmp_path):
+    names = ("good_plain.py", "good_line_separators.ipynb", "hostile_reply_flood.py", "hostile_ansi_at_import.py")
+    for name in names:
+        (tmp_path / name).write_bytes(open(os.path.join(EX01, name), "rb").read())
+    result = subprocess.run([sys.executable, "-c", BATCH, str(tmp_path), json.dumps(OPTIONS)], capture_output=True,
+                            text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = json.loads(result.stdout)
+    reports = out["reports"]
+    assert out["peak"] < 1024 ** 2  # KiB: under 1 GiB (the flood took the grading process to 4.8 GB)
+    score, bonus, status, messages = reports["hostile_reply_flood.py"]
+    assert (score, bonus, status) == (0, 0, "failed")
+    flood = f"the sandbox sent a reply with more than {protocol.MAX_ITEMS} values"
+    shown = [m.split(" (hint:")[0] for m in messages]
+    assert flood in shown  # cases run in a secret order: the first one it answers floods
+    # Each case restarts the sandbox; on a loaded machine the 8 s budget can run out first: "not run" is fair.
+    assert all(m == flood or m.startswith(("not run: ", "timed out after ", "the submission's total time"))
+               for m in shown), messages
+    assert reports["hostile_ansi_at_import.py"][:3] == [0, 0, "error"]
+    for name in ("good_plain.py", "good_line_separators.ipynb"):  # the honest notebook scored 0 before the fix
+        alone = grade_file(os.path.join(EX01, name), "ex01", **OPTIONS)
+        assert reports[name][:3] == [alone.score, alone.bonus, alone.status] == [100, 10, "passed"], name
+    assert out["survivors"] == []  # nothing the grader started outlived it

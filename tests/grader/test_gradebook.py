@@ -1,0 +1,152 @@
+"""Grading a class (grader/cli.py --batch, gradebook.py, feedback.py, similar.py): what an instructor keeps.
+
+References: small classes built here (a correct file, a catalogued mistake, a copy with renamed names
+and comments, a file that is not a submission), graded through the command line as an instructor runs
+it; the expected columns, totals and flags are worked out from those files by hand.
+"""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from grader import gradebook
+from grader.sandbox import bwrap_problem
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SUBS = os.path.join(ROOT, "tests", "submissions", "ex01")
+SEED = 2718281828
+SANDBOX = [] if not bwrap_problem() else ["--sandbox", "process"]
+
+
+def grade(*args, env=None):
+    result = subprocess.run([sys.executable, "-m", "specdec.grade", *args], capture_output=True, text=True,
+                            cwd=ROOT, timeout=300, env=env)
+    return result.returncode, result.stdout, result.stderr
+
+
+def _class(folder):
+    folder.mkdir()
+    shutil.copy(os.path.join(SUBS, "good_plain.py"), folder / "ex01_alice.py")
+    shutil.copy(os.path.join(SUBS, "wrong_no_stop.py"), folder / "ex01_bob.py")
+    text = open(os.path.join(SUBS, "good_plain.py")).read()
+    (folder / "ex01_carol.py").write_text("# my own work, honest\n" + text.replace("accepted", "kept_tokens"))
+    (folder / "ex01_dave.txt").write_text("I could not do it")
+    return folder
+
+
+def _read(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.slow
+def test_a_class_gets_a_gradebook_feedback_and_similarity_flags_and_no_seed_anywhere(tmp_path):
+    folder = _class(tmp_path / "class")
+    book, notes = tmp_path / "grades.csv", tmp_path / "feedback"
+    code, out, err = grade("--batch", str(folder), "--exercise", "ex01", "--seed", str(SEED), "--csv", str(book),
+                           "--feedback", str(notes), *SANDBOX)
+    assert code == 0, err
+    rows = {r["file"]: r for r in _read(book)}
+    header = list(_read(book)[0])
+    assert header[:len(gradebook.FIELDS)] == list(gradebook.FIELDS) and len(header) > len(gradebook.FIELDS) + 10
+    assert set(rows) == {"ex01_alice.py", "ex01_bob.py", "ex01_carol.py", "ex01_dave.txt"}
+    assert rows["ex01_alice.py"]["total"] == "110" and rows["ex01_alice.py"]["bonus"] == "10"
+    assert int(rows["ex01_bob.py"]["score"]) < 100 and "after the first rejection" in rows["ex01_bob.py"]["diagnosis"]
+    assert rows["ex01_dave.txt"]["status"] == "error" and ".txt" in rows["ex01_dave.txt"]["error"]
+    assert rows["ex01_alice.py"]["similar"].startswith("S1: identical to ex01_carol.py")
+    assert rows["ex01_bob.py"]["similar"] == ""
+    assert {r["seed_fingerprint"] for r in rows.values()} == {gradebook.seed_fingerprint(SEED)}
+    assert "similar files: 1 groups" in out and "4 entries" in out
+    shown = out + err + "".join(open(os.path.join(notes, n), encoding="utf-8").read() for n in os.listdir(notes))
+    assert str(SEED) not in shown and str(SEED) not in open(book).read()
+    feedback = "".join(open(os.path.join(notes, n)).read() for n in os.listdir(notes))
+    assert gradebook.seed_fingerprint(SEED) not in feedback
+    assert "S1" not in open(notes / "ex01_alice__ex01_alice.py.txt").read()       # the flag is the instructor's
+    assert "110" not in open(notes / "ex01_alice__ex01_alice.py.html").read() and \
+        "score: 100/100 (+10 bonus)" in open(notes / "ex01_alice__ex01_alice.py.txt").read()
+    files = [("ex01_alice", "ex01_alice.py"), ("ex01_bob", "ex01_bob.py"), ("ex01_carol", "ex01_carol.py"),
+             ("ex01_dave", "ex01_dave.txt")]
+    expected = ["index.csv"] + [f"{s}__{f}.{e}" for s, f in files for e in ("txt", "html")]
+    assert sorted(os.listdir(notes)) == sorted(expected)
+
+    # A regrade of one file updates its row and keeps every other one.
+    again = tmp_path / "regrade"
+    again.mkdir()
+    shutil.copy(os.path.join(SUBS, "good_plain.py"), again / "ex01_bob.py")
+    code, out, _ = grade("--batch", str(again), "--exercise", "ex01", "--seed", str(SEED), "--csv", str(book), *SANDBOX)
+    assert code == 0 and "1 rows written, 3 kept from before" in out
+    rows = {r["file"]: r for r in _read(book)}
+    assert len(rows) == 4 and rows["ex01_bob.py"]["total"] == "110" and rows["ex01_alice.py"]["total"] == "110"
+
+    # Another exercise's class into this gradebook is refused, and the file is left as it was.
+    before = open(book, "rb").read()
+    other = tmp_path / "ex02"
+    other.mkdir()
+    shutil.copy(os.path.join(ROOT, "exercises", "ex02_softmax", "solution.py"), other / "ex02_erin.py")
+    code, _, err = grade("--batch", str(other), "--seed", str(SEED), "--csv", str(book), *SANDBOX)
+    assert code == 2 and "holds grades of ex01, not ex02" in err and open(book, "rb").read() == before
+
+    # The JSON gradebook is one document on stdout.
+    code, out, err = grade("--batch", str(again), "--exercise", "ex01", "--seed", str(SEED), "--json", *SANDBOX)
+    document = json.loads(out)
+    assert code == 0 and document["rows"][0]["total"] == 110 and str(SEED) not in out
+
+
+def test_gradebooks_merge_into_one_lms_table(tmp_path):
+    books = []
+    for exercise, totals in (("ex01", {"12345": 110, "23456": 40}), ("ex02", {"12345": 90})):
+        path = tmp_path / f"{exercise}.csv"
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=gradebook.FIELDS)
+            writer.writeheader()
+            for student, total in totals.items():
+                writer.writerow(dict.fromkeys(gradebook.FIELDS, "") | {"student": student, "file": f"{student}.py",
+                                                                       "exercise": exercise, "total": total})
+        books.append(str(path))
+    canvas = list(csv.reader(gradebook.merge(books, "canvas").splitlines()))
+    assert canvas == [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "ex01", "ex02"],
+                      ["12345", "12345", "", "", "", "110", "90"], ["23456", "23456", "", "", "", "40", ""]]
+    moodle = list(csv.reader(gradebook.merge(books, "moodle").splitlines()))
+    assert moodle[0] == ["Identifier", "Full name", "ex01", "ex02"] and moodle[1][:3] == ["Participant 12345", "12345",
+                                                                                       "110"]
+    code, out, err = grade("gradebook", str(tmp_path / "class.csv"), *books, "--lms", "plain")
+    assert code == 0 and "2 students" in out
+    assert list(csv.reader(open(tmp_path / "class.csv"))) == [["student", "ex01", "ex02"], ["12345", "110", "90"],
+                                                              ["23456", "40", ""]]
+    (tmp_path / "junk.csv").write_text("a,b\n1,2\n")
+    code, _, err = grade("gradebook", str(tmp_path / "out.csv"), str(tmp_path / "junk.csv"))
+    assert code == 2 and "not a gradebook" in err
+
+
+@pytest.mark.slow
+def test_a_class_is_graded_in_a_sandbox_or_not_at_all(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(os.path.join(SUBS, "good_plain.py"), folder / "ex01_alice.py")
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    os.symlink(sys.executable, bare / "python3")
+    env = dict(os.environ, PATH=str(bare))                       # no bwrap on PATH
+    code, out, err = grade("--batch", str(folder), "--exercise", "ex01", "--csv", str(tmp_path / "g.csv"), env=env)
+    assert code == 2 and "sandbox or not at all" in err and "apt-get install bubblewrap" in err
+    assert not (tmp_path / "g.csv").exists()
+    code, out, err = grade("--batch", str(folder), "--exercise", "ex01", "--csv", str(tmp_path / "g.csv"),
+                           "--sandbox", "process", env=env)
+    assert code == 0 and (tmp_path / "g.csv").exists()
+
+
+def test_every_command_has_help_and_release_help_creates_nothing(tmp_path):
+    for command in ([], ["release"], ["gradescope"], ["gradebook"]):
+        shown = subprocess.run([sys.executable, "-m", "specdec.grade", *command, "--help"], capture_output=True,
+                               text=True, cwd=tmp_path)
+        assert shown.returncode == 0 and "usage:" in shown.stdout
+    main = subprocess.run([sys.executable, "-m", "specdec.grade", "--help"], capture_output=True, text=True).stdout
+    for option in ("--exercise", "--json", "--timeout", "--max-seconds", "--seed", "--sandbox", "--batch", "--csv",
+                   "--feedback", "--student-pattern", "--jobs", "release", "gradescope", "gradebook"):
+        assert option in main, option
+    assert os.listdir(tmp_path) == []                             # `release --help` made no folder named --help

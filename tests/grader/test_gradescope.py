@@ -1,0 +1,111 @@
+"""Gradescope (grader/gradescope.py): the autograder zip, run as Gradescope runs it, with and without bubblewrap.
+
+Each run unpacks the zip into a folder of its own, mounted at /autograder in a bubblewrap mount namespace
+(the layout Gradescope's specification gives: source/, submission/, results/), and runs run_autograder there
+as root, as Gradescope does. "Without bubblewrap" hides /usr/bin/bwrap inside that namespace (Gradescope's
+container may refuse the namespaces bubblewrap needs): the grader then runs each submission as a fresh
+unprivileged user. Every results.json is validated against the JSON Schema written from Gradescope's
+documented format (`gradescope.RESULTS_SCHEMA`, https://gradescope-autograders.readthedocs.io/en/latest/specs/).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import jsonschema
+import pytest
+
+from grader import gradebook
+from grader.gradescope import RESULTS_SCHEMA
+from helpers import NEEDS_BWRAP, ROOT, SUBS
+
+SEED = 918273645
+pytestmark = [pytest.mark.slow, NEEDS_BWRAP,
+              pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs run_autograder as root; so must this")]
+
+
+@pytest.fixture(scope="module")
+def autograder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gs") / "autograder.zip"
+    result = subprocess.run([sys.executable, "-m", "specdec.grade", "gradescope", "--exercise", "ex01", "--seed",
+                             str(SEED), "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert str(SEED) not in result.stdout and gradebook.seed_fingerprint(SEED) in result.stdout
+    return out
+
+
+def run(autograder, tmp_path, files, with_bwrap):
+    """results.json after run_autograder graded `files` ({name: text}) in a fresh /autograder."""
+    home = tmp_path / "autograder"
+    for d in ("source", "submission", "results"):
+        (home / d).mkdir(parents=True)
+    with zipfile.ZipFile(autograder) as z:
+        z.extractall(home / "source")
+    for info in zipfile.ZipFile(autograder).infolist():   # extractall drops the modes the zip carries
+        os.chmod(home / "source" / info.filename, (info.external_attr >> 16) & 0o777 or 0o644)
+    shutil.copy(home / "source" / "run_autograder", home / "run_autograder")
+    for name, text in files.items():
+        (home / "submission" / name).write_text(text)
+    os.makedirs("/autograder", exist_ok=True)               # bwrap's mount point (an empty folder)
+    argv = ["bwrap", "--dev-bind", "/", "/"]
+    if sys.base_prefix.startswith("/root/"):   # this interpreter lives under /root (0700); Gradescope's is the system's
+        argv += ["--tmpfs", "/root"]
+        parts = sys.base_prefix.split("/")[2:-1]
+        for i in range(len(parts)):
+            argv += ["--perms", "0755", "--dir", "/root/" + "/".join(parts[:i + 1])]
+        argv += ["--ro-bind", sys.base_prefix, sys.base_prefix]
+    argv += ["--bind", str(home), "/autograder", "--setenv", "PATH", f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"]
+    if not with_bwrap:
+        argv += ["--ro-bind", "/dev/null", shutil.which("bwrap")]
+    result = subprocess.run(argv + ["/autograder/run_autograder"], capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr
+    document = json.loads((home / "results" / "results.json").read_text())
+    jsonschema.validate(document, RESULTS_SCHEMA)
+    text = json.dumps(document)
+    assert str(SEED) not in text and "/autograder/source" not in text
+    return document
+
+
+def test_the_zip_has_setup_and_run_autograder_at_its_root(autograder):
+    with zipfile.ZipFile(autograder) as z:
+        names = {i.filename: i for i in z.infolist()}
+    assert {"setup.sh", "run_autograder", "config.json"} <= set(names)
+    assert all((names[n].external_attr >> 16) & 0o111 for n in ("setup.sh", "run_autograder"))
+    assert "apt-get install" in zipfile.ZipFile(autograder).read("setup.sh").decode() and \
+        "bubblewrap" in zipfile.ZipFile(autograder).read("setup.sh").decode()
+    assert "python3" in zipfile.ZipFile(autograder).read("run_autograder").decode()
+
+
+@pytest.mark.parametrize("with_bwrap", [True, False], ids=["bwrap", "no-bwrap"])
+def test_honest_wrong_and_hostile_submissions(autograder, tmp_path, with_bwrap):
+    read = lambda *p: open(os.path.join(SUBS, *p), encoding="utf-8").read()
+    honest = run(autograder, tmp_path / "honest", {"my_solution.py": read("ex01", "good_plain.py")}, with_bwrap)
+    assert honest["score"] == 110 and all(t["status"] == "passed" for t in honest["tests"])
+    assert ("bubblewrap sandbox" if with_bwrap else "fresh unprivileged user") in honest["output"]
+    hidden = [t for t in honest["tests"] if t["name"].endswith("(hidden)")]
+    assert hidden and all(t["visibility"] == "after_published" for t in hidden)
+    assert all(t["visibility"] == "visible" for t in honest["tests"] if t not in hidden)
+    assert honest["stdout_visibility"] == "hidden" and honest["extra_data"]["seed_fingerprint"] == \
+        gradebook.seed_fingerprint(SEED)
+
+    wrong = run(autograder, tmp_path / "wrong", {"ex01.py": read("ex01", "wrong_no_stop.py")}, with_bwrap)
+    assert 0 < wrong["score"] < 100 and "after the first rejection" in wrong["output"]
+    assert {t["name"] for t in wrong["tests"] if t["status"] == "failed"}
+
+    forger = run(autograder, tmp_path / "forger", {"ex01.py": read("ex01", "hostile_results_forge.py")}, with_bwrap)
+    assert forger["score"] < 20 and "forged" not in json.dumps(forger)
+
+    spy = run(autograder, tmp_path / "spy", {"ex01.py": read("ex01", "hostile_source_spy.py")}, with_bwrap)
+    messages = " ".join(t["output"] for t in spy["tests"])
+    assert spy["score"] == 0 and "found:" in messages
+    assert "exercise" not in messages.split("found:")[1] and "grader" not in messages.split("found:")[1]
+
+
+def test_no_file_or_several_files_give_a_clear_zero(autograder, tmp_path):
+    empty = run(autograder, tmp_path / "empty", {"notes.txt": "nothing"}, True)
+    assert empty["score"] == 0 and "No .py or .ipynb file" in empty["output"]
+    two = run(autograder, tmp_path / "two", {"a.py": "x = 1\n", "b.ipynb": "{}"}, True)
+    assert two["score"] == 0 and "2 files were submitted" in two["output"]

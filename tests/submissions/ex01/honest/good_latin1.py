@@ -1,0 +1,31 @@
+# -*- coding: latin-1 -*-
+"""Honest (issue 19): a PEP 263 `coding: latin-1` line and accented names (résidu, déjà): read in the encoding it declares: 100 (+10)."""
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _résidu(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    déjà_acceptés = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            déjà_acceptés.append(x)
+        else:
+            bonus = _argmax(_résidu(p, q))
+            return {"accepted_tokens": déjà_acceptés, "bonus_token": bonus, "acceptance_count": len(déjà_acceptés)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": déjà_acceptés, "bonus_token": bonus, "acceptance_count": len(déjà_acceptés)}

@@ -1,0 +1,35 @@
+"""Honest (issue 19): returns an OrderedDict (a dict subclass): converted as the dict it is: 100 (+10)."""
+from collections import OrderedDict
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:  # strict: a later equal value never wins
+            best = j
+    return best
+
+
+def _residual(p, q):
+    excess = [max(0.0, a - b) for a, b in zip(p, q)]
+    mass = sum(excess)
+    return [e / mass for e in excess] if mass > 0 else list(p)
+
+
+def _verify(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+        else:
+            bonus = _argmax(_residual(p, q))
+            return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
+
+
+def verify_speculative_tokens(*args):
+    return OrderedDict(_verify(*args))
