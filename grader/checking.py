@@ -19,7 +19,9 @@ from .registry import exercise as get_exercise, exercise_for
 
 def _in_jupyter():
     shell = sys.modules.get("IPython")
-    return shell is not None and getattr(shell, "get_ipython", lambda: None)() is not None
+    ip = getattr(shell, "get_ipython", lambda: None)() if shell is not None else None
+    # A real shell only: a notebook's script (notebook.PRELUDE) puts a stand-in get_ipython in sys.modules too.
+    return ip is not None and type(ip).__module__.split(".")[0] in ("IPython", "ipykernel")
 
 
 def check(*functions, exercise=None, quiet=None, seed=0, cases=None, key=None):

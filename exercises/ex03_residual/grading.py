@@ -80,7 +80,7 @@ def _rounding(tiny):
     The float sum is a rounding step above the decimal (as 0.1 + 0.2 > 0.3). In q: p - q is a tiny
     negative there and 0 elsewhere (no mass: a copy of p); in p (`tiny`): a tiny positive (all the mass
     on that token). Drawn from the seed like every hidden case (fixed rows were a table entry valid under
-    any --seed: tests/test_grading_redteam4.py).
+    any --seed: tests/exercises/test_ex03_residual.py).
     """
     def make(rng):
         while True:

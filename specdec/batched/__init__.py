@@ -22,7 +22,7 @@ bonus_token is -1 where there is none; row b accepted draft_tokens[b, :acceptanc
     >>> out["acceptance_count"].tolist(), out["bonus_token"].tolist()   # row 1 has one draft: -1 is "none"
     ([2, 0], [0, 1])
 
-Serving-engine inputs, each checked against the plain rule in tests/test_batched.py:
+Serving-engine inputs, each checked against the plain rule in tests/library/test_batched.py:
 - from_logits=True: q and p are logits z and the rows are softmax(z / temperature); see
   `batched_logits` (one logsumexp pass per row, probabilities only where the rule looks).
   temperature: one number or one per row [B]; 0 is greedy decoding (accept while the draft

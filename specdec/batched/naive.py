@@ -3,7 +3,7 @@
 The direct vectorisation of the graded rule, as vLLM's first (v0) rejection sampler worked:
 form the normalised residual normalize(max(0, p - q)) at ALL B x K positions, take every
 argmax, then keep the one at each row's first rejection. Same answers as `verify_batch` on
-ordinary inputs (tests/test_batched.py checks it), but its temporaries are [B, K, V]: at
+ordinary inputs (tests/library/test_batched.py checks it), but its temporaries are [B, K, V]: at
 B = 256, K = 8, V = 32000 one float32 copy is 262 MB, and it makes several. `verify_batch`
 forms one residual row per rejected row instead (O(B (K + V)) work, not O(B K V)).
 

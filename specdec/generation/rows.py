@@ -3,7 +3,7 @@
 `rules.PlainRows` works on lists of floats, one entry at a time; speculative generation
 holds NumPy rows from the models, and these are the same five operations (plus trees'
 `without`) written with NumPy. The rules (what to test, when to stop, what to emit) are
-not here: they stay in `rules.py`. `tests/test_rules.py` checks each operation against
+not here: they stay in `rules.py`. `tests/library/test_rules.py` checks each operation against
 its plain twin, and the rules on both backends draw for draw.
 
     >>> import random

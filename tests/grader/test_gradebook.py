@@ -140,6 +140,7 @@ def test_a_class_is_graded_in_a_sandbox_or_not_at_all(tmp_path):
     assert code == 0 and (tmp_path / "g.csv").exists()
 
 
+@pytest.mark.slow
 def test_every_command_has_help_and_release_help_creates_nothing(tmp_path):
     for command in ([], ["release"], ["gradescope"], ["gradebook"]):
         shown = subprocess.run([sys.executable, "-m", "specdec.grade", *command, "--help"], capture_output=True,

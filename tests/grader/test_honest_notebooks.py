@@ -20,9 +20,8 @@ from grader import notebook, worker
 from helpers import ROOT, SUBS
 
 HONEST = os.path.join(SUBS, "ex01", "honest")
-# good_latin1.py needs the grader to read a .py file in the encoding it declares (notebook.decode_source), which
-# submission.read_code does not call yet: the worker's half (compiling text, so the coding line is a comment) is here.
-PENDING = {"good_latin1.py": "submission.read_code decodes .py files as UTF-8: it must call notebook.decode_source"}
+# good_latin1.py: the grader reads a .py file in the encoding it declares (submission.read_code calls
+# notebook.decode_source), and the worker compiles text, so the coding line is then only a comment.
 
 
 def _grade(name, *extra):
@@ -34,10 +33,9 @@ def _grade(name, *extra):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(n for n in os.listdir(HONEST) if n != "good_slow_selfcheck.ipynb"))
 def test_each_honest_file_gets_the_score_its_function_earns(name):
-    if name in PENDING:
+    if name == "good_latin1.py":
         with open(os.path.join(HONEST, name), "rb") as f:
             assert "résidu" in notebook.decode_source(f.read())
-        pytest.xfail(PENDING[name])
     result, report = _grade(name)
     assert (report["score"], report["bonus"], result.returncode) == (100, 10, 0), report.get("error")
 
