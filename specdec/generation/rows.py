@@ -16,6 +16,22 @@ its plain twin, and the rules on both backends draw for draw.
 import numpy as np
 
 
+def tempered_probs(z, temperature):
+    """softmax(z / T) along each row of logits z [B, V], in place and in z's own precision (the models' rows).
+
+    >>> tempered_probs(np.log(np.array([[1.0, 3.0]])), 1.0).round(2).tolist()
+    [[0.25, 0.75]]
+    """
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0 here, got {temperature!r} (use argmax for greedy)")
+    if temperature != 1:
+        z /= temperature
+    z -= z.max(1, keepdims=True)                                       # the largest logit is 0: no overflow
+    np.exp(z, out=z)
+    z /= z.sum(1, keepdims=True)
+    return z
+
+
 def sample_index(row, rng):
     """Draw an index from the distribution `row` (inverse CDF; never an index with zero mass)."""
     cdf = np.cumsum(row)

@@ -23,6 +23,8 @@ of the folded table and over the whole of W2 (lesson 08 measures both).
 
 import numpy as np
 
+from ..generation.rows import tempered_probs
+
 PARAM_NAMES = ("E", "W1", "b1", "W2", "b2")
 
 
@@ -102,15 +104,9 @@ class MLPModel:
         return (h[:, None, :] @ self._W2)[:, 0] + self._b2        # [B, V] float64
 
     def _probs(self, windows, temperature):
-        if not temperature > 0:
+        if not temperature > 0:   # before the logits are computed
             raise ValueError(f"temperature must be > 0 here, got {temperature!r} (use argmax for greedy)")
-        z = self.logits(windows)
-        if temperature != 1:
-            z /= temperature
-        z -= z.max(1, keepdims=True)
-        np.exp(z, out=z)
-        z /= z.sum(1, keepdims=True)
-        return z
+        return tempered_probs(self.logits(windows), temperature)
 
     def probs_for_positions(self, ids, start, temperature=1.0):
         """p(. | ids[:t]) for t = start..len(ids), in one call: [len(ids) - start + 1, V].

@@ -67,6 +67,8 @@ logits tie to within rounding.
 
 import numpy as np
 
+from ..generation.rows import tempered_probs
+
 LAYER_NAMES = ("ln1.g", "ln1.b", "attn.w_qkv", "attn.b_qkv", "attn.w_proj", "attn.b_proj",
                "ln2.g", "ln2.b", "mlp.w_fc", "mlp.b_fc", "mlp.w_out", "mlp.b_out")
 TOP_NAMES = ("wte", "wpe", "ln_f.g", "ln_f.b", "head.w", "head.b")
@@ -282,15 +284,7 @@ class TransformerModel:
         return logits[c - m:]
 
     def _rows(self, logits, temperature):
-        if not temperature > 0:
-            raise ValueError(f"temperature must be > 0 here, got {temperature!r} (use argmax for greedy)")
-        z = logits.astype(np.float64)
-        if temperature != 1:
-            z /= temperature
-        z -= z.max(1, keepdims=True)
-        np.exp(z, out=z)
-        z /= z.sum(1, keepdims=True)
-        return z
+        return tempered_probs(logits.astype(np.float64), temperature)
 
     # ------------------------------------------------------------ the Target interface
     def probs_for_positions(self, ids, start, temperature=1.0):
