@@ -1,4 +1,9 @@
-"""Correct, but imports NumPy with the hook removed and then erases it from sys.modules: loses the bonus."""
+"""Correct, but imports NumPy with the hook removed and then erases it from sys.modules.
+
+In the plain-Python run there is no NumPy on the filesystem to import, so the top-level import fails and is
+skipped; its graded function never uses NumPy, so it is a plain-Python solution and earns the bonus (the bonus
+is decided from the graded function, not from a top-level import).
+"""
 import sys
 
 _hook = [f for f in sys.meta_path if type(f).__name__ == "_Guard"]
