@@ -203,10 +203,15 @@ def _ipython_modules():
     import sys
     import types
 
+    def missing(attr):  # a name it lacks: a stand-in, but never for __file__, __spec__ ... (tools read those)
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Nothing if attr[:1].isupper() else _Nothing()
+
     def module(name, **names):
         m = types.ModuleType(name)
         m.__dict__.update(names)
-        m.__getattr__ = lambda attr: _Nothing if attr[:1].isupper() else _Nothing()
+        m.__getattr__ = missing
         m.__path__ = []
         sys.modules[name] = m
         return m

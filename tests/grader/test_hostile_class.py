@@ -265,8 +265,9 @@ def test_time_limits_bound_every_kind_of_hang(batch):
     # 3 x 5 + 2 s (its 24 cases and 6 twins sleep 15 s); a file that spins instead is stopped at 5 s of CPU time
     # (tests/grader/test_resources.py).
     slow = batch["reports"]["hostile_slow_every_case.py"]
-    assert sum(c.passed for c in slow.cases) >= 18
-    assert all(c.passed or "total time" in c.message or "twin" in c.message for c in slow.cases)
+    lost = {c.name: c.message for c in slow.cases if not c.passed}
+    assert sum(c.passed for c in slow.cases) >= 18, lost
+    assert all(m.startswith(("not run:", "timed out")) or "twin" in m for m in lost.values()), lost
 
 
 @pytest.mark.parametrize("name, needle", [
