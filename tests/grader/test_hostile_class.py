@@ -270,7 +270,8 @@ def test_time_limits_bound_every_kind_of_hang(batch):
     slow = batch["reports"]["hostile_slow_every_case.py"]
     lost = {c.name: c.message for c in slow.cases if not c.passed}
     assert sum(c.passed for c in slow.cases) >= 18, lost
-    assert all(m.startswith(("not run:", "timed out")) or "twin" in m for m in lost.values()), lost
+    assert all(m.startswith(("not run:", "timed out", "the submission's total time")) or "twin" in m
+               for m in lost.values()), lost
 
 
 @pytest.mark.parametrize("name, needle", [
