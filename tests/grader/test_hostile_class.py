@@ -258,12 +258,12 @@ def test_always_equal_objects_wrong_types_and_mutation_earn_nothing_extra(batch)
 
 def test_time_limits_bound_every_kind_of_hang(batch):
     loops = [c.message for c in batch["reports"]["hostile_loop_always.py"].cases]  # cases run in a secret order
-    timed_out = [m for m in loops if m.startswith(TIMED_OUT)]  # a hidden case's message ends with its hint
-    # Three time-outs end the run; each restart of the sandbox costs CPU time too, so on a loaded machine the
-    # submission's 5 s may run out after two.
-    assert len(timed_out) in (2, 3), loops
-    assert all(m.startswith(("not run: 3 cases already timed out", "not run: the submission's total time"))
-               for m in loops if m not in timed_out), loops
+    # Three time-outs end the run (its CPU time, or on a loaded machine the wall-clock cap, or the submission's
+    # whole budget, since each restart of the sandbox costs time too, may end a case first): no case hangs, and
+    # every case after the stop says it was not run.
+    stopped = [m for m in loops if m.startswith(("timed out", "the submission's total time"))]
+    assert 1 <= len(stopped) <= 3 and any(m.startswith(TIMED_OUT) for m in stopped), loops
+    assert all(m.startswith("not run: ") for m in loops if m not in stopped), loops
     # It sleeps 0.5 s per case: time limits are CPU time (issue 19), so its cases pass until the wall-clock cap of
     # 3 x 5 + 2 s (its 24 cases and 6 twins sleep 15 s); a file that spins instead is stopped at 5 s of CPU time
     # (tests/grader/test_resources.py).
