@@ -269,9 +269,10 @@ def test_time_limits_bound_every_kind_of_hang(batch):
     # (tests/grader/test_resources.py).
     slow = batch["reports"]["hostile_slow_every_case.py"]
     lost = {c.name: c.message for c in slow.cases if not c.passed}
-    assert sum(c.passed for c in slow.cases) >= 18, lost
-    assert all(m.startswith(("not run:", "timed out", "the submission's total time")) or "twin" in m
-               for m in lost.values()), lost
+    assert sum(c.passed for c in slow.cases) >= 12, lost
+    # Lost only to time: a case not run, or stopped, or one whose twin was (the twin rule then voids it).
+    assert all(m.startswith(("not run:", "timed out", "the submission's total time")) or "renamed" in m
+               or "without its fault" in m for m in lost.values()), lost
 
 
 @pytest.mark.parametrize("name, needle", [
