@@ -25,6 +25,7 @@ from fractions import Fraction
 
 from exercises.common import stats
 from exercises.common.rows import smooth_row
+from exercises.common.twins import checked, renamed_draft, repaired_draft
 from exercises.common.verify_dict import verify_judge, verify_shape
 from grader.cases import Case
 from grader.judge import raised_text, raises_judge, value_judge
@@ -155,6 +156,15 @@ def statistical(kind, func, calls, judge):
 
 
 # ---- a case held to an exact law that sets the catalogue's mistakes apart -----------------------------------
+def twins(func, reference):
+    """(rename, repair) for a sampler exercise's `Exercise` (grader/cases.py's twins): an example with its token
+    ids renamed, judged as `exact`; a bad input cut to the draft without its fault, kept if `reference` takes it."""
+    def rename(rng, example):
+        tokens, q, p, _ = example.calls[0]["args"]
+        return exact(func, reference, example.name, 0, *renamed_draft(rng, tokens, q, p))
+    return rename, checked(reference, lambda args: repaired_draft(*args))
+
+
 def exact_rows(rows):
     return [[Fraction(v) for v in row] for row in rows]
 

@@ -30,7 +30,6 @@ import random
 
 from exercises.common import samplers, stats
 from exercises.common.rows import dyadic_row, smooth_row
-from exercises.common.twins import checked, renamed_draft, repaired_draft
 from exercises.common.samplers import draw as _draw, one_hot as _one_hot
 from grader.cases import Exercise, Kind, Mistake
 from specdec.exact import step_outcomes
@@ -259,11 +258,6 @@ PUBLIC = (  # the statement's examples: outcomes no random number can change
     exact("K = 0: bonus from row 0", 10, [], [], [[0.0, 0.0, 1.0]], hidden=False),
 )
 
-def _rename(rng, example):
-    """An example's twin: the same draft with its token ids renamed (`cases.twins`)."""
-    tokens, q, p, _ = example.calls[0]["args"]
-    return exact(example.name, 0, *renamed_draft(rng, tokens, q, p))
-
-
+RENAME, REPAIR = samplers.twins(FUNC, speculative_sample)
 EXERCISE = Exercise("ex04", "speculative_sample", (FUNC,), PUBLIC, KINDS, MISTAKES,
-                    rename=_rename, repair=checked(speculative_sample, lambda args: repaired_draft(*args)))
+                    rename=RENAME, repair=REPAIR)

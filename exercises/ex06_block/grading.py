@@ -35,7 +35,6 @@ import random
 
 from exercises.common import samplers
 from exercises.common.rows import dyadic_row
-from exercises.common.twins import checked, renamed_draft, repaired_draft
 from exercises.common.samplers import draw, one_hot
 from grader.cases import Exercise, Kind, Mistake
 from specdec.block import block_verify
@@ -300,11 +299,6 @@ PUBLIC = (  # the statement's first three examples: outcomes no random number ca
     exact("K = 0: bonus from row 0", 10, [], [], [[0.0, 0.0, 1.0]], hidden=False),
 )
 
-def _rename(rng, example):
-    """An example's twin: the same draft with its token ids renamed (`cases.twins`)."""
-    tokens, q, p, _ = example.calls[0]["args"]
-    return exact(example.name, 0, *renamed_draft(rng, tokens, q, p))
-
-
+RENAME, REPAIR = samplers.twins(FUNC, block_verify)
 EXERCISE = Exercise("ex06", "block_verify", (FUNC,), PUBLIC, KINDS, MISTAKES,
-                    rename=_rename, repair=checked(block_verify, lambda args: repaired_draft(*args)))
+                    rename=RENAME, repair=REPAIR)
