@@ -6,7 +6,7 @@ rows positions in one call, relative to one), then the two roofs: the peak
 arithmetic rate of one core and the bandwidth from DRAM and from cache, and
 their balance points. Times are medians of repeats in CPU time, the row
 counts of a size timed in a shuffled order on every repeat (`specdec.generation.roofline`).
-Lesson 08 explains the table.
+Lesson 09 explains the table.
 
     python benchmarks/bench_roofline.py [--quick]
 """

@@ -1,4 +1,4 @@
-"""How long one dense layer `x @ W` takes, by weight size and by rows: the measurements behind lesson 08.
+"""How long one dense layer `x @ W` takes, by weight size and by rows: the measurements behind lesson 09.
 
 Scoring gamma + 1 positions instead of one multiplies a layer's arithmetic by
 gamma + 1 but not the bytes of weights it reads. Which of the two bounds the

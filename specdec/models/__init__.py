@@ -11,7 +11,7 @@ with a KV cache that rolls back (`transformer.py`), trained in PyTorch by
 NumPy; `load_pretrained(target="transformer")` pairs it with the draft.
 
 `standin.py` wraps p into a memory-bound stand-in (p's outputs at the cost of a
-model streamed from memory), a simulation for lesson 08.
+model streamed from memory), a simulation for lesson 09.
 
 Both read the same 96-id character vocabulary (`data.py`) and were trained on
 the prose of Python's own documentation, which every Python ships. The

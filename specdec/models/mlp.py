@@ -13,7 +13,7 @@ the embedding into the first layer: x W1 = sum_j E[c_j] W1_j = sum_j F_j[c_j]
 with F_j = E W1_j precomputed, the same function with fewer flops. A call
 scoring n positions costs about F + n P: a fixed part F (the Python and NumPy
 work around the arithmetic) and, per position, a pass over its `context` rows
-of the folded table and over the whole of W2 (lesson 08 measures both).
+of the folded table and over the whole of W2 (lesson 09 measures both).
 
     >>> params = init_params(vocab_size=5, context=3, embed=2, hidden=4, seed=0)
     >>> loss, grads = loss_and_grads(params, np.array([[1, 2, 3]]), np.array([4]))

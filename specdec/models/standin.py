@@ -1,6 +1,6 @@
 """A memory-bound stand-in target: the MLP's outputs at the cost of a model whose weights stream from memory.
 
-A SIMULATION, used by lesson 08. The course's target p (`mlp.py`, 1.7 MB of
+A SIMULATION, used by lesson 09. The course's target p (`mlp.py`, 1.7 MB of
 float32 weights) fits in the processor's cache, so its cost grows with the
 positions it scores. A large language model does not fit: each call streams
 all its weights from memory, and a few more positions cost little more. No

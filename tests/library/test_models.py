@@ -351,7 +351,7 @@ def test_target_learned_english(models, corpus):
     assert len(words) >= 20 and sum(w in known for w in words) / len(words) > 0.8
 
 
-# ---------------------------------------------------------------- the memory-bound stand-in (lesson 08's simulation)
+# ---------------------------------------------------------------- the memory-bound stand-in (lesson 09's simulation)
 @pytest.mark.parametrize("mode", ["stream", "matmul"])
 def test_stand_in_returns_exactly_the_targets_outputs(models, mode):
     from specdec.generation.decode import speculative_generate
