@@ -76,7 +76,7 @@ def make_notebook(folder, stub):
     statement = open(readme, encoding="utf-8").read() if os.path.exists(readme) else f"# {name}"
     functions = ", ".join(_functions(stub))
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.cells = [
         nbformat.v4.new_markdown_cell(statement.rstrip("\n")),
         nbformat.v4.new_markdown_cell("## Your code\n\nReplace each `raise NotImplementedError(...)` below and "
