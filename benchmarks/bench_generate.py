@@ -130,9 +130,10 @@ def main(argv=None):
     parser.add_argument("--width", type=int, default=2, help="children per node of the tree rule")
     parser.add_argument("--tokens", type=int, default=200, help="new tokens per prompt")
     parser.add_argument("--seed", type=int, default=0, help="picks the prompts")
+    parser.add_argument("--target", choices=("transformer", "mlp"), default="transformer",
+                        help="the target model (the MLP's calls cost ~15 us, the transformer's ~0.8 ms)")
     parser.add_argument("--models", default=None, metavar="DIR",
-                        help="a folder with draft_ngram.npz and target_mlp.npz (`python -m specdec.models.train "
-                             "--out DIR`) instead of the shipped weights")
+                        help="a folder with draft_ngram.npz and the target's weights instead of the shipped ones")
     args = parser.parse_args(argv)
     rules = [m.strip() for m in args.rules.split(",")]
     if any(m not in RULES for m in rules) or len(set(rules)) < len(rules):
@@ -150,7 +151,7 @@ def main(argv=None):
     temperature = {rule: 0.0 if rule == "greedy" else args.temperature for rule in rules}
     temps = sorted(set(temperature.values()))
 
-    load_models = partial(load_pretrained, args.models) if args.models else load_pretrained
+    load_models = partial(load_pretrained, *([args.models] if args.models else []), target=args.target)
     load = os.getloadavg()
     t_load = time.perf_counter()
     _, target = load_models()
@@ -166,7 +167,8 @@ def main(argv=None):
     by_gamma = {g: timed[j::len(gammas)] for j, g in enumerate(gammas)}
     warmup = [encode(p) for p in fresh_prompts(text, WARMUP, 32, seed=args.seed, stop=held_out)]
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start; "
-          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; models loaded in {t_load:.2f} s"
+          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; target {args.target}; models loaded in "
+          f"{t_load:.2f} s"
           + (f" from {args.models}" if args.models else ""))
     print(f"{per_gamma} fresh prompts per gamma (32 characters of held-out text each) x {args.tokens} new tokens; "
           f"every rule runs the same prompts, each rule on a freshly loaded draft")

@@ -6,9 +6,12 @@ rows positions in one call, relative to one), then the two roofs: the peak
 arithmetic rate of one core and the bandwidth from DRAM and from cache, and
 their balance points. Times are medians of repeats in CPU time, the row
 counts of a size timed in a shuffled order on every repeat (`specdec.generation.roofline`).
-Lesson 09 explains the table.
+Then one call of the transformer target (lesson 08): r(gamma) for gamma = 1..8 and the
+split of a call into a fixed part and a part per position, cost(n) = F + n P, with 95%
+bootstrap intervals over fresh held-out texts (`call_cost_samples`, `call_cost_fit`,
+`call_cost_ratios`). Lesson 09 explains both tables.
 
-    python benchmarks/bench_roofline.py [--quick]
+    python benchmarks/bench_roofline.py [--quick] [--no-calls]
 """
 
 import argparse
@@ -18,7 +21,8 @@ import sys
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # one core; set before NumPy loads
 
-from specdec.generation.roofline import bandwidth, cache_sizes, last_level_cache, layer_times, peak_gflops  # noqa: E402
+from specdec.generation.roofline import (bandwidth, cache_sizes, call_cost_fit, call_cost_ratios,  # noqa: E402
+                                         call_cost_samples, last_level_cache, layer_times, peak_gflops)
 
 
 def main(argv=None):
@@ -26,6 +30,7 @@ def main(argv=None):
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repeats (~5 s)")
     parser.add_argument("--width", type=int, default=2048, help="rows of W (the layer's input width)")
+    parser.add_argument("--no-calls", action="store_true", help="skip the transformer target's call costs")
     args = parser.parse_args(argv)
     sizes = [1, 4, 16, 64, 256] if args.quick else [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
     rows = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16]
@@ -49,11 +54,38 @@ def main(argv=None):
               + " ".join(f"{times[mb, m] / times[mb, 1]:>5.2f}" for m in rows[1:]))
     peak, dram = peak_gflops(), bandwidth(times, sizes)
     cache = sizes[0] * 2 ** 20 / times[sizes[0], 1] / 1e9
-    print(f"\npeak {peak:.0f} GFLOP/s (one core, float32 [1024, 1024] @ [1024, 1024]); bandwidth {dram:.1f} GB/s "
-          f"from DRAM ({sizes[-1]} MB), {cache:.0f} GB/s from cache ({sizes[0]} MB)")
+    print(f"\npeak {peak:.0f} GFLOP/s (one core, float32 [1024, 1024] @ [1024, 1024])")
+    print(f"bandwidth {dram:.1f} GB/s from DRAM ({sizes[-1]} MB), {cache:.0f} GB/s from cache ({sizes[0]} MB)")
     print(f"balance point: {peak / dram:.1f} flop/byte from DRAM (memory-bound below {2 * peak / dram:.0f} rows), "
-          f"{peak / cache:.1f} from cache ({2 * peak / cache:.0f} rows); x @ W does 2 flops per 4-byte weight per row")
+          f"{peak / cache:.1f} from cache ({2 * peak / cache:.0f} rows)")
+    print("(x @ W does 2 flops per 4-byte weight per row)")
+    if not args.no_calls:
+        print()
+        transformer_calls(texts=12 if args.quick else 32)
     print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+
+
+def transformer_calls(texts, cuts=6):
+    """Print r(gamma) and cost(n) = F + n P of the transformer target, with 95% intervals over fresh texts."""
+    from specdec.generation.measure import fresh_prompts
+    from specdec.models import load_transformer
+    from specdec.models.data import pydoc_text
+
+    model = load_transformer()
+    text = pydoc_text()
+    pool = [model.encode(t) for t in fresh_prompts(text, texts + 4, 96, seed=8, start=int(len(text) * 0.95))]
+    call_cost_samples(model, pool[:4], cuts=4)                        # untimed warm-up, on other texts
+    costs = call_cost_samples(model, pool[4:], cuts=cuts)
+    r = call_cost_ratios(costs)
+    (f, f_lo, f_hi), (p, p_lo, p_hi) = call_cost_fit(costs)
+    print("transformer target (lesson 08): one call computing n = gamma + 1 new positions on a cached prefix")
+    print(f"CPU time, {texts} fresh texts x {cuts} calls per n, 95% intervals over texts")
+    print(f"cost(1) {costs[1].mean() * 1e3:.3f} ms; r(gamma) = cost(gamma + 1) / cost(1):")
+    print("  " + "  ".join(f"r({g}) {r[g][0]:.2f} [{r[g][1]:.2f}, {r[g][2]:.2f}]" for g in range(1, 5)))
+    print("  " + "  ".join(f"r({g}) {r[g][0]:.2f} [{r[g][1]:.2f}, {r[g][2]:.2f}]" for g in range(5, 9)))
+    print(f"cost(n) = F + n P: F = {f * 1e3:.3f} [{f_lo * 1e3:.3f}, {f_hi * 1e3:.3f}] ms per call, "
+          f"P = {p * 1e3:.3f} [{p_lo * 1e3:.3f}, {p_hi * 1e3:.3f}] ms per position")
+    print(f"P / (F + P) = {p / (f + p):.2f}: r(gamma) ~ 1 + {p / (f + p):.2f} gamma")
 
 
 if __name__ == "__main__":

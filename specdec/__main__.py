@@ -7,7 +7,7 @@ block, greedy (temperature 0 only), typical (Medusa's; not lossless) or tree
 (`--width` children per node, `--gamma` levels deep).
 
 Accepted draft tokens are shown in green and the target's corrections or
-bonus tokens in red when stdout is a terminal (and NO_COLOR is not set);
+bonus tokens in red, underlined, when stdout is a terminal (and NO_COLOR is not set);
 otherwise every target token is put in [brackets], so a file keeps the
 distinction. `--compare` also runs plain decoding and times both, honestly:
 after an untimed warm-up on other text, each side generates this prompt once,
@@ -27,13 +27,14 @@ import time
 from ._checks import shown
 from .theory import MAX_GAMMA   # plain Python: no NumPy until `generate` runs
 
-GREEN, RED, RESET = "\033[32m", "\033[31m", "\033[0m"
+GREEN, RED, RESET = "\033[32m", "\033[31;4m", "\033[0m"   # target tokens: red and underlined
 # The untimed warm-up runs on this text, never on the user's prompt (no row of it gets cached).
 WARMUP_PROMPT = "Assignment statements are used to (re)bind names to values"
 EXAMPLE = 'example:\n  python -m specdec generate --prompt "The assert statement " --gamma 4 --compare'
 RULES = ("token", "block", "greedy", "typical", "tree")   # speculative_generate's verify= choices
 TREE_WIDTH = 2              # --width when not given (speculative_generate's default too)
 MAX_TREE_NODES = 1024       # width + width^2 + ... + width^gamma: a tree's nodes per target call
+TARGETS = ("transformer", "mlp")   # models.load_pretrained's target= choices
 MAX_NEW_TOKENS = 100_000    # minutes of generation on a laptop CPU; far more than a terminal shows
 
 
@@ -54,7 +55,7 @@ def generate(args):
     from .models import load_pretrained
     from .theory import expected_tokens_per_step
 
-    draft, target = load_pretrained()
+    draft, target = load_pretrained(target=args.target)
     prompt = target.encode(args.prompt)
     run = (args.max_new_tokens, args.gamma, args.temperature, args.seed)
     width = TREE_WIDTH if args.width is None else args.width    # passed on, so the width shown is the one used
@@ -116,7 +117,7 @@ def parser():
     top = argparse.ArgumentParser(prog="python -m specdec", description="Speculative decoding, end to end.",
                                   epilog=EXAMPLE, formatter_class=_Formatter)
     sub = top.add_subparsers(dest="command", required=True, metavar="command")
-    g = sub.add_parser("generate", help="generate text with the shipped draft (n-gram) and target (MLP)",
+    g = sub.add_parser("generate", help="generate text with the shipped draft (n-gram) and target (transformer)",
                        description="Generate text by speculative decoding with the shipped models, marking\n"
                                    "which tokens the draft proposed and the target accepted.",
                        epilog=EXAMPLE, formatter_class=_Formatter)
@@ -132,6 +133,8 @@ def parser():
                         "--width children per node, --gamma levels deep")
     g.add_argument("--width", metavar="W", type=int, default=None,
                    help=f"children per node of the draft tree; only with --verify tree (default: {TREE_WIDTH})")
+    g.add_argument("--target", choices=TARGETS, default="transformer",
+                   help="the target model: the transformer with its KV cache, or the small MLP")
     g.add_argument("--compare", action="store_true",
                    help="also run plain decoding, and time both on this prompt (cold: new to the process)")
     return top, g

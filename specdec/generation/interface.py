@@ -1,8 +1,9 @@
 """The model interface: what speculative generation asks of a draft q and a target p, written down once.
 
 `Draft` and `Target` are `typing.Protocol`s: any object with these attributes fits,
-with no base class to inherit. The shipped models have them (`models.NGramModel`
-is a Draft, `models.MLPModel` a Target); `decode.speculative_generate` checks both
+with no base class to inherit. The shipped models have them (`models.TopKDraft`
+and `models.NGramModel` are Drafts, `models.TransformerModel` and `models.MLPModel`
+Targets); `decode.speculative_generate` checks both
 at its door and calls nothing else. The fast paths are part of the interface
 (`propose` returns the row it drew from; `argmax_next` needs no row at all); a
 model that can only return rows becomes a Draft through `RowDraft`, the slower
@@ -28,7 +29,11 @@ class Draft(Protocol):
     V: int   # vocabulary size, the target's too
 
     def propose(self, context, temperature, rng):
-        """One draft step: (an id drawn from q(. | context) tempered by T > 0 with one uniform of rng, that row)."""
+        """One draft step: (an id drawn from q(. | context) tempered by T > 0 with uniforms of rng, that row).
+
+        The row is the distribution the id was drawn from: a [V] array, or an object NumPy reads as one
+        (`np.asarray`) whose `row[x]` is q(x), such as `models.topk.SparseRow`. T = 0: the argmax, and the row.
+        """
 
     def argmax_next(self, context):
         """The greedy draft step: argmax q(. | context), ties to the lowest id (no row needed)."""

@@ -243,7 +243,8 @@ def call_costs(draft, target, texts, temperature=0.0, positions=range(1, 10), ba
     else `propose`), or on each list of `draft_contexts` (from `visited_contexts`: the contexts
     speculative decoding itself visits, which matters for a draft whose cost depends on what it
     has cached). Target: batches of `batch` calls per n, the n cycled in a shuffled order on every
-    text, so all n share the machine's load.
+    text, so all n share the machine's load; before each timed call an untimed one on ctx[:-n], so a
+    target that keeps a KV cache (`models.TransformerModel`) computes exactly n new positions in it.
     """
     now, rng, order = CLOCKS[clock], np.random.default_rng(seed), list(positions)
     per_step, per_call = [], {n: [] for n in order}
@@ -259,12 +260,17 @@ def call_costs(draft, target, texts, temperature=0.0, positions=range(1, 10), ba
                 draft.propose(ctx, temperature, rng)
         per_step.append((now() - t0) / max(len(steps), 1))
     for ids in texts:
-        contexts = [list(ids[:t]) for t in range(max(order), len(ids) + 1)]
+        contexts = [list(ids[:t]) for t in range(max(order) + 1, len(ids) + 1)]
         rng.shuffle(order)
         for n in order:
             for j in range(0, len(contexts) - batch + 1, batch):
-                t0 = now()
+                seconds = 0.0
                 for ctx in contexts[j:j + batch]:
+                    # untimed: a target with a KV cache now holds ctx[:-n], so the timed call computes n new
+                    # positions (the last accepted token and n - 1 drafts), as verification's call does
+                    target.probs_for_positions(ctx[:-n], len(ctx) - n, temperature or 1.0)
+                    t0 = now()
                     target.probs_for_positions(ctx, len(ctx) - n + 1, temperature or 1.0)
-                per_call[n].append((now() - t0) / batch)
+                    seconds += now() - t0
+                per_call[n].append(seconds / batch)
     return {n: float(np.median(v)) for n, v in sorted(per_call.items())}, float(np.median(per_step))

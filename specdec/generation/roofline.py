@@ -14,11 +14,22 @@ arithmetic does (small W, sitting in a cache). `layer_times` measures it,
 measure the two roofs. Unlike `specdec.generation.measure` (the decoding loop), this
 times one NumPy call in isolation.
 
+A whole target call (lesson 08) is timed the same way: `call_cost_samples`
+times calls that compute n new positions on a cached prefix, the state a
+verification call finds (the correction and gamma drafts after an accepted
+prefix), `call_cost_fit` splits the cost into a fixed part per call and a part
+per position, cost(n) = fixed + n * per_position, and `call_cost_ratios` gives
+r(gamma) = cost(gamma + 1) / cost(1), each with a bootstrap interval over texts.
+
     >>> levels = cache_sizes()              # [(1, 'Data', 49152), ..., (3, 'Unified', 33554432)] on the course machine
     >>> all(size > 0 for _, _, size in levels)
     True
     >>> round(intensity(rows=4, itemsize=4), 3)   # 2 flops per weight per row, 4 bytes per weight
     2.0
+    >>> costs = {n: [0.9 + 0.1 * n, 1.1 + 0.1 * n] for n in (1, 2, 3)}   # two texts, ms: fixed 1, 0.1 a position
+    >>> (fixed, _, _), (per_position, _, _) = call_cost_fit(costs)
+    >>> round(fixed, 9), round(per_position, 9), round(call_cost_ratios(costs)[2][0], 9)   # r(2) = 1.3 / 1.1
+    (1.0, 0.1, 1.181818182)
 """
 
 import glob
@@ -26,6 +37,8 @@ import os
 import time
 
 import numpy as np
+
+from .measure import bootstrap_ci, ratio_ci
 
 MB = 2 ** 20
 
@@ -124,3 +137,73 @@ def _timed(fn, clock):
     t0 = clock()
     fn()
     return clock() - t0
+
+
+# ---------------------------------------------------------------- a whole target call: fixed and per-position cost
+def call_cost_samples(model, texts, positions=range(1, 10), cuts=8, seed=0, clock=time.process_time):
+    """{n: array [len(texts)]}: per text, the median seconds of a call that computes n new positions.
+
+    Each call is what verification asks of a target with a KV cache: the cache holds text[:k - 1],
+    and the call scores the n rows p(. | text[:t]) for t = k..k + n - 1, so it computes the n
+    positions text[k - 1:k - 1 + n] (the last accepted token, then n - 1 drafts) in one pass.
+    `model` needs `probs_for_positions` and `keep` (a cache to cut back; `TransformerModel`).
+    On each text (id lists, at most the model's context long, with room for the largest n after
+    the cut points) the n are timed in a shuffled order, each at the same `cuts` cut points k in
+    the text's second half, so every n sees the same attention lengths and a burst of load hits
+    the n alike. Texts should be new to the process (`measure.fresh_prompts`); the cache is
+    filled, untimed, before each n. `clock`: CPU time by default.
+    """
+    rng, order = np.random.default_rng(seed), list(positions)
+    out = {n: [] for n in order}
+    for ids in texts:
+        ids = list(ids)
+        last = len(ids) - max(order) + 1                     # the largest cut with room for every n
+        first = max(2, len(ids) // 2)
+        if last - first < cuts:
+            raise ValueError(f"a text of {len(ids)} ids has room for {max(0, last - first)} cut points "
+                             f"after its first half, not {cuts}: use longer texts or fewer cuts")
+        ks = sorted(rng.choice(np.arange(first, last), cuts, replace=False).tolist(), reverse=True)
+        rng.shuffle(order)
+        for n in order:
+            model.probs_for_positions(ids, len(ids))            # untimed: the cache holds the whole text
+            seconds = []
+            for k in ks:                                       # descending: keep() only ever cuts back
+                model.keep(k - 1)
+                t0 = clock()
+                model.probs_for_positions(ids[:k - 1 + n], k)
+                seconds.append(clock() - t0)
+            out[n].append(float(np.median(seconds)))
+    return {n: np.asarray(out[n]) for n in sorted(out)}
+
+
+def call_cost_fit(costs, **kw):
+    """((fixed, low, high), (per_position, low, high)): the least-squares line cost(n) = fixed + n * per_position.
+
+    `costs` {n: per-text seconds, one value per text, the same texts for every n} (`call_cost_samples`).
+    The line is fitted to the mean over texts at each n; the 95% intervals resample the texts
+    (`measure.bootstrap_ci`; keywords go to it), both parts from the same resamples.
+    """
+    ns = np.array(sorted(costs), dtype=float)
+    y = np.array([np.asarray(costs[n], dtype=float) for n in sorted(costs)])      # [positions, texts]
+    if len(ns) < 2:
+        raise ValueError(f"a line needs at least 2 values of n, got {len(ns)}")
+    dx = ns - ns.mean()
+
+    def slope(idx):
+        means = y[:, idx].mean(-1)                                  # [positions, ...]
+        return np.tensordot(dx, means - means.mean(0), axes=(0, 0)) / (dx @ dx)
+
+    def intercept(idx):
+        return y[:, idx].mean(-1).mean(0) - slope(idx) * ns.mean()
+
+    return bootstrap_ci(intercept, y.shape[1], **kw), bootstrap_ci(slope, y.shape[1], **kw)
+
+
+def call_cost_ratios(costs, **kw):
+    """{gamma: (r, low, high)}: r(gamma) = cost(gamma + 1) / cost(1), a ratio of sums over texts (`measure.ratio_ci`).
+
+    `costs` as for `call_cost_fit`, with n = 1 among its keys; gamma = n - 1 for every other n.
+    """
+    if 1 not in costs:
+        raise ValueError("costs has no n = 1: r(gamma) is relative to a call that computes one position")
+    return {n - 1: ratio_ci(costs[n], costs[1], **kw) for n in sorted(costs) if n != 1}

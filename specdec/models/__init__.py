@@ -1,22 +1,24 @@
-"""Two real character-level language models for end-to-end speculative decoding.
+"""Real character-level language models for end-to-end speculative decoding.
 
-    draft q   an order-7 character n-gram, Witten-Bell interpolated, distilled from p (`ngram.py`,
-              `distil.py`): a greedy step is a dict lookup and a stored argmax, on any text
-    target p  a Bengio-style MLP over 16 characters, 896 tanh units (`mlp.py`), trained with
-              hand-written backprop and Adam (`train.py`)
+    target p  a small GPT-style decoder-only transformer over 256 characters with a KV cache
+              that rolls back (`transformer.py`): 4 layers, d = 192, trained in PyTorch by
+              `train_transformer.py` (a training-only dependency, requirements-train.txt), run in NumPy
+    draft q   an order-7 character n-gram, Witten-Bell interpolated, distilled from p
+              (`ngram.py`, `distil.py`, `train_draft.py`), each row cut to its 8 likeliest ids
+              (`topk.py`), so a sampled draft step costs about what a greedy one does
 
-and a second target, `load_transformer()`: a small GPT-style decoder over 256 characters
-with a KV cache that rolls back (`transformer.py`), trained in PyTorch by
-`train_transformer.py` (a training-only dependency, requirements-train.txt) and run in
-NumPy; `load_pretrained(target="transformer")` pairs it with the draft.
+`load_pretrained()` returns (draft, target). `load_pretrained(target="mlp")` pairs
+the draft with the course's first target, a Bengio-style MLP over 16 characters
+(`mlp.py`, trained with hand-written backprop by `train.py`): a call costs ~15 us
+instead of ~0.8 ms, which is what the test suite and the exact lessons want,
+and whose cost grows with every position it scores (lesson 09).
 
-`standin.py` wraps p into a memory-bound stand-in (p's outputs at the cost of a
+`standin.py` wraps a target into a memory-bound stand-in (p's outputs at the cost of a
 model streamed from memory), a simulation for lesson 09.
 
-Both read the same 96-id character vocabulary (`data.py`) and were trained on
+All read the same 96-id character vocabulary (`data.py`) and were trained on
 the prose of Python's own documentation, which every Python ships. The
-weights are committed next to this file; `python -m specdec.models.train`
-rebuilds them.
+weights are committed next to this file; the three training modules rebuild them.
 
     >>> draft, target = load_pretrained()
     >>> ids = target.encode("The ")
@@ -32,12 +34,14 @@ from .data import CharVocab
 from .mlp import PARAM_NAMES, MLPModel
 from .distil import unpack_soft
 from .ngram import NGramModel
+from .topk import TopKDraft
 from . import transformer
 from .transformer import TransformerModel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-__all__ = ["CharVocab", "MLPModel", "NGramModel", "TransformerModel", "load_pretrained", "load_transformer"]
+__all__ = ["CharVocab", "MLPModel", "NGramModel", "TopKDraft", "TransformerModel", "load_draft", "load_pretrained",
+           "load_transformer"]
 TARGETS = ("mlp", "transformer")
 
 
@@ -50,17 +54,27 @@ def load_transformer(directory=HERE):
     return transformer.load(os.path.join(directory, "target_transformer.npz"))
 
 
-def load_pretrained(directory=HERE, target="mlp"):
-    """(draft, target) from draft_ngram.npz and target_mlp.npz in `directory` (~0.3 s: no table is built).
+def load_draft(directory=HERE):
+    """The shipped draft from draft_ngram.npz: a TopKDraft (`topk.py`), the n-gram's rows cut to k ids.
 
-    target="transformer": the target is `load_transformer()`'s, from target_transformer.npz.
+    Its n-gram, with its full rows, is `draft.ngram`.
+    """
+    with np.load(os.path.join(directory, "draft_ngram.npz")) as f:
+        V = len(f["charset"]) + 1
+        soft = unpack_soft(f, V) if "soft_share" in f else None
+        top_ids = f["top_ids"]
+        ngram = NGramModel(f["keys"], f["counts"], V, int(f["order"]), pad=int(f["pad"]), vocab=_vocab(f),
+                           soft=soft, best=top_ids[:, 0])     # the likeliest id first: argmax q, ties to the lower
+        return TopKDraft(ngram, top_ids, f["top_q"])
+
+
+def load_pretrained(directory=HERE, target="transformer"):
+    """(draft, target) from draft_ngram.npz and, for the target, target_transformer.npz (the default,
+    `load_transformer()`) or target_mlp.npz (target="mlp"), in `directory`; ~0.3 s, no row is built.
     """
     if target not in TARGETS:
         raise ValueError(f"target is {target!r}; choose one of {', '.join(map(repr, TARGETS))}")
-    with np.load(os.path.join(directory, "draft_ngram.npz")) as f:
-        soft = unpack_soft(f, len(f["charset"]) + 1) if "soft_share" in f else None
-        draft = NGramModel(f["keys"], f["counts"], len(f["charset"]) + 1, int(f["order"]), pad=int(f["pad"]),
-                           vocab=_vocab(f), soft=soft, best=f["best"] if "best" in f else None)
+    draft = load_draft(directory)
     if target == "transformer":
         model = load_transformer(directory)
     else:

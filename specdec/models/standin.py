@@ -1,13 +1,14 @@
 """A memory-bound stand-in target: the MLP's outputs at the cost of a model whose weights stream from memory.
 
-A SIMULATION, used by lesson 09. The course's target p (`mlp.py`, 1.7 MB of
-float32 weights) fits in the processor's cache, so its cost grows with the
-positions it scores. A large language model does not fit: each call streams
-all its weights from memory, and a few more positions cost little more. No
-such model ships here, so this wrapper fakes only its cost: every call first
-multiplies a weight matrix W of `megabytes` MB (the product is thrown away),
-then returns exactly what the wrapped target returns. Tokens, alpha and every
-acceptance are therefore the MLP's; only the clock sees a bigger model.
+A SIMULATION, used by lesson 09. The course's targets (the MLP, `mlp.py`, 1.7 MB
+of float32 weights; the transformer, `transformer.py`, 7.1 MB) fit in the
+processor's cache, so their cost grows with the positions they score. A large
+language model does not fit: each call streams all its weights from memory, and
+a few more positions cost little more. No such model ships here, so this
+wrapper fakes only its cost: every call first multiplies a weight matrix W of
+`megabytes` MB (the product is thrown away), then returns exactly what the
+wrapped target returns. Tokens, alpha and every acceptance are therefore the
+wrapped target's; only the clock sees a bigger model.
 
     mode="stream"   one pass over W per call (1 x width @ W), whatever the number
                     of positions: what a kernel that reads each weight once per
@@ -16,7 +17,7 @@ acceptance are therefore the MLP's; only the clock sees a bigger model.
                     matrix product costs for that many rows on this machine
 
     >>> from specdec.models import load_pretrained
-    >>> _, target = load_pretrained()
+    >>> _, target = load_pretrained(target="mlp")
     >>> big = MemoryBoundTarget(target, megabytes=2)
     >>> ids = target.encode("The ")
     >>> bool((big.probs_for_positions(ids, 2) == target.probs_for_positions(ids, 2)).all()), big.V

@@ -120,6 +120,30 @@ def test_call_costs_measures_every_position_count(models):
     assert sorted(per_call) == [1, 2, 3] and min(per_call.values()) > 0 and per_step > 0
 
 
+def test_call_costs_times_calls_that_compute_n_new_positions_on_a_cached_target(models):
+    """With a KV cache, a call on ctx that the cache mostly holds computes only the missing positions: the timed
+    call for n positions must find the cache holding exactly ctx[:-n] (every second call is timed)."""
+    from specdec.models.transformer import TransformerModel, init_params
+
+    model = TransformerModel(init_params(V=models[1].V, context=64, d=8, n_layer=1, seed=0), n_head=2)
+    seen = []
+
+    class Watched:
+        V = model.V
+
+        def probs_for_positions(self, ids, start, temperature=1.0):
+            seen.append((list(model.cached_ids), list(ids), start))
+            return model.probs_for_positions(ids, start, temperature)
+
+    texts = [list(range(1, 30))]
+    call_costs(models[0], Watched(), texts, temperature=1.0, positions=range(1, 5), batch=4)
+    timed = seen[1::2]
+    assert len(timed) == 4 * 4 * ((29 - 4) // 4) and {len(ids) - start + 1 for _, ids, start in timed} == {1, 2, 3, 4}
+    for cached, ids, start in timed:
+        n = len(ids) - start + 1
+        assert cached == ids[:-n], (n, len(cached), len(ids))
+
+
 def test_timed_target_counts_every_call_and_changes_nothing(models):
     # 20 tokens at gamma 4: calls score 5 positions until fewer than 5 tokens remain (the loop never drafts
     # past the end), so the positions per call are the SpeculativeResult's drafted + 1, call for call

@@ -22,6 +22,13 @@ GENERATE_USAGE = "usage: python -m specdec generate"
 pytestmark = pytest.mark.slow
 
 
+
+@pytest.fixture(scope="module")
+def models():
+    """The pair the command line runs by default: the shipped draft and the transformer target."""
+    from specdec.models import load_pretrained
+    return load_pretrained()
+
 def _run(args):
     env = dict(os.environ, NO_COLOR="1")
     return subprocess.run([sys.executable, "-m", "specdec", *args], capture_output=True, text=True, cwd=ROOT,
@@ -158,7 +165,8 @@ def test_help_shows_defaults_and_an_example(args):
         options = re.split(r"\n  (?=-)", out.stdout.split("options:")[1].split("example:")[0])[1:]
         defaults = {o.split()[0]: " ".join(o.split()).split("(default: ")[-1][:-1] for o in options[1:]}  # not -h
         assert defaults == {"--prompt": "'The '", "--gamma": "4", "--temperature": "0.0", "--max-new-tokens": "200",
-                            "--seed": "0", "--verify": "token", "--width": "2", "--compare": "False"}
+                            "--seed": "0", "--verify": "token", "--width": "2", "--target": "transformer",
+                            "--compare": "False"}
 
 
 # ---------------------------------------------------------------- bad arguments: exit 2, usage + one line
