@@ -47,7 +47,9 @@ clean:
 # Book theme from requirements-site.txt, added to .venv on first use. Warnings are errors; the
 # notebooks are shown with their committed outputs, never run. Output: _site/ (cache: _build/).
 # Launch buttons (Binder) only with a public repository: make site REPO_URL=https://github.com/OWNER/REPO
-.PHONY: site site-setup
+# `make site-layout`: what overflows on the built site at 1400 px and 400 px, page by page, in headless
+# Chromium (tests/test_site_browser.py; needs chromium: apt-get install chromium).
+.PHONY: site site-setup site-layout
 SITE_STAMP := $(VENV)/.site-installed
 
 site: $(SITE_STAMP)
@@ -55,6 +57,9 @@ site: $(SITE_STAMP)
 	@echo "site: open _site/index.html"
 
 site-setup: $(SITE_STAMP)
+
+site-layout: site
+	$(BIN)/python tests/test_site_browser.py _site
 
 $(SITE_STAMP): $(STAMP) requirements-site.txt
 	$(BIN)/python -m pip install --quiet -r requirements-site.txt

@@ -26,7 +26,15 @@ tokens per call / (r(nodes) + c x draft contexts per call).
 "warm" repeats the same prompts afterwards: the draft has cached the rows
 those texts visit. It is shown beside the cold figure, never instead of it.
 theory(c, r) leaves out the per-token work around the model calls (plain
-decoding's draw: ~3 us at T > 0; verification in Python).
+decoding's draw: ~3 us at T > 0; verification in Python) and the first call of
+each generation, which computes the whole prompt on both sides. r is measured
+twice: before the runs, on texts of their own (`call_costs`, n new positions on
+a cached target), and in situ, from the cold runs' own calls (`TimedTarget`:
+the median call that computes n positions over the median one-position call,
+these from the plain runs); "CPU/theory(situ)" holds the speedup against
+theory with that r. At T > 0 the draft step is also timed sampled against
+greedy on the same contexts (the contexts sampling visits miss the n-gram's
+longest contexts more often than greedy text does, and a miss costs more).
 
     python benchmarks/bench_generate.py [--quick] [--rules greedy,token,block,typical,tree] [--width 2]
 """
@@ -45,8 +53,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from specdec.generation.decode import autoregressive_generate  # noqa: E402
-from specdec.generation.measure import (call_costs, compare, fresh_prompts, predicted_speedup, ratio_difference_ci,  # noqa: E402
-                             visited_contexts)
+from specdec.generation.measure import (CLOCKS, TimedTarget, call_costs, compare, fresh_prompts,  # noqa: E402
+                                        predicted_speedup, ratio_difference_ci, visited_contexts)
 from specdec.models import load_pretrained  # noqa: E402
 from specdec.models.data import pydoc_text  # noqa: E402
 from specdec.theory import expected_tokens_per_step  # noqa: E402
@@ -77,25 +85,45 @@ def settings(rule, gammas, width):
 
 
 def measure_costs(load, target, prompts, warmup, temperature, tokens, positions):
-    """(c, {n: r(n)}, one-position call seconds) on a fresh draft, after a warm-up, on contexts it never saw."""
+    """(c, {n: r(n)}, one-position call seconds, sampled / greedy step) on a fresh draft, after a warm-up, on
+    contexts it never saw. The last is None at T = 0; at T > 0, the cost of a sampled step over a greedy one on
+    the SAME contexts (those sampling visits), each on its own fresh draft."""
     draft, shadow = load()[0], load()[0]   # the shadow records contexts; draft stays cold
     compare(draft, target, warmup, [4], tokens, temperature)
     texts = [p + autoregressive_generate(target, p, tokens, temperature, rng=1) for p in prompts]
     steps = visited_contexts(shadow, target, prompts, 4, tokens, temperature)
     per_call, per_step = call_costs(draft, target, texts, temperature, positions=range(1, positions + 1),
                                     clock="cpu", draft_contexts=steps)
-    return per_step / per_call[1], {n - 1: per_call[n] / per_call[1] for n in per_call}, per_call[1]
+    ratio = None
+    if temperature > 0:
+        contexts, now, rng = [c for s in steps for c in s], CLOCKS["cpu"], np.random.default_rng(0)
+        sampled, greedy = load()[0], load()[0]
+        sampled.propose(warmup[0], temperature, rng)          # untimed: the tempered table is built once per T
+        greedy.argmax_next(warmup[0])
+        t0 = now()
+        for ctx in contexts:
+            sampled.propose(ctx, temperature, rng)
+        t1 = now()
+        for ctx in contexts:
+            greedy.argmax_next(ctx)
+        ratio = (t1 - t0) / (now() - t1)
+    return per_step / per_call[1], {n - 1: per_call[n] / per_call[1] for n in per_call}, per_call[1], ratio
 
 
-def rule_table(rule, temperature, cold, warm, cost, width):
-    """Print one rule's table; return {setting: (label, positions per call, tok/call, cold CPU, cold wall, warm)}."""
-    c, r, _ = cost
+def rule_table(rule, temperature, cold, warm, cost, width, situ):
+    """Print one rule's table; return {setting: (label, positions per call, tok/call, cold CPU, cold wall, warm)}.
+
+    situ: the TimedTarget of the cold runs, whose calls give r(n) in situ (n new positions against 1).
+    """
+    c, r, _, _ = cost
+    r_situ = {n - 1: situ.cost(n) / situ.cost(1) for n in situ.seconds if n > 1 and len(situ.seconds[n]) >= 5}
     tree = rule == "tree"
     busy = np.median([w / c_ for res in cold.values() for side in ("plain", "spec")
                       for w, c_ in zip(res.times[side, "wall"], res.times[side, "cpu"])])
     print(f"{rule} (T = {temperature:g}): {RULES[rule]}; wall / CPU time of the runs (median) {busy:.2f}")
     header = (f"{'depth' if tree else 'gamma':>5} {'pos/call':>8} {'alpha':>19} {'tok/call':>17} {'E(alpha)':>8} "
-              f"{'cold, CPU':>17} {'cold, wall':>17} {'theory(c,r)':>11} {'CPU/theory':>10} {'warm, CPU':>9}")
+              f"{'cold, CPU':>17} {'cold, wall':>17} {'theory(c,r)':>11} {'CPU/theory':>10} {'r in situ':>9} "
+              f"{'CPU/theory(situ)':>16} {'warm, CPU':>9}")
     print(header)
     print("-" * len(header))
     out = {}
@@ -103,13 +131,17 @@ def rule_table(rule, temperature, cold, warm, cost, width):
         a, e = res.alpha(), res.tokens_per_call()
         s, w, hot = (x.total_speedup(clock) for x, clock in ((res, "cpu"), (res, "wall"), (warm[g], "cpu")))
         pos = sum(res.positions) / sum(res.calls)
+        n = tree_nodes(width, g) if tree else g
+        rs = r_situ.get(n, float("nan"))
         if tree:   # measured tokens per call over the call's cost: r at its nodes, c per draft context
-            theory = e[0] / (r[tree_nodes(width, g)] + c * sum(res.drafts) / sum(res.calls))
-            expected = "-"
+            per_call = c * sum(res.drafts) / sum(res.calls)
+            theory, situ_theory, expected = e[0] / (r[n] + per_call), e[0] / (rs + per_call), "-"
         else:
             theory, expected = predicted_speedup(a[0], g, c, r[g]), f"{expected_tokens_per_step(a[0], g):.2f}"
+            situ_theory = predicted_speedup(a[0], g, c, rs)
         print(f"{g:>5} {pos:>8.2f} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {expected:>8} {ci(*s) + 'x':>17} "
-              f"{ci(*w) + 'x':>17} {theory:>10.2f}x {s[0] / theory:>9.2f}x {hot[0]:>8.2f}x")
+              f"{ci(*w) + 'x':>17} {theory:>10.2f}x {s[0] / theory:>9.2f}x {rs:>9.2f} {s[0] / situ_theory:>15.2f}x "
+              f"{hot[0]:>8.2f}x")
         label = f"width {width} depth {g}" if tree else f"gamma {g}"
         out[g] = label, pos, e, s, w, hot[0]
     print()
@@ -178,11 +210,12 @@ def main(argv=None):
 
     costs = {}
     for i, t in enumerate(temps):
-        costs[t] = c, r, one = measure_costs(load_models, target, cost_prompts[i * COST:(i + 1) * COST], warmup, t,
-                                             args.tokens, max(gammas) + 1)
-        print(f"T = {t:g}, CPU time: target call {one * 1e6:.1f} us for 1 position; r(n) = cost(n + 1 positions) / "
-              f"cost(1) for n = 1..{max(r)}: " + " ".join(f"{r[n]:.2f}" for n in sorted(r) if n) +
-              f"; a draft step on unseen contexts: c = {c:.3f}")
+        costs[t] = c, r, one, ratio = measure_costs(load_models, target, cost_prompts[i * COST:(i + 1) * COST],
+                                                    warmup, t, args.tokens, max(gammas) + 1)
+        print(f"T = {t:g}, CPU time: target call {one * 1e6:.1f} us for 1 new position; r(n) = cost(n + 1 new "
+              f"positions) / cost(1) for n = 1..{max(r)}: " + " ".join(f"{r[n]:.2f}" for n in sorted(r) if n) +
+              f"; a draft step on unseen contexts: c = {c:.4f} ({c * one * 1e6:.2f} us)" +
+              ("" if ratio is None else f"; on the same contexts a sampled step costs {ratio:.2f} greedy steps"))
     print("(wall / CPU time of the runs is 1.00 when nothing else runs)\n")
     results, runs = {}, {}
     for rule in rules:
@@ -191,9 +224,10 @@ def main(argv=None):
         prompts = [by_gamma[g][k] for k in range(per_gamma) for g in matched]
         draft = load_models()[0]          # fresh: it has seen none of these prompts, nor any other rule's rows
         compare(draft, target, warmup, plan[rule], args.tokens, t, **kw)   # untimed: code paths, common rows
-        runs[rule] = cold = compare(draft, target, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)
+        situ = TimedTarget(target)       # times every call of the cold runs: r in situ
+        runs[rule] = cold = compare(draft, situ, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)
         warm = compare(draft, target, prompts, plan[rule], args.tokens, t, seed=args.seed, **kw)
-        results[rule] = rule_table(rule, t, cold, warm, costs[t], args.width)
+        results[rule] = rule_table(rule, t, cold, warm, costs[t], args.width, situ)
 
     print("each rule at its best gamma by cold CPU speedup (warm beside it, never instead of it):")
     header = (f"{'rule':<8} {'T':>3} {'at':>16} {'pos/call':>8} {'tok/call':>17} {'cold, CPU':>17} "

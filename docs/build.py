@@ -6,9 +6,9 @@ learners use them: lessons in notebooks/, the course map in README.md, exercise 
 notebooks in exercises/, the benchmarks' record in benchmarks/README.md, the site's own pages (home,
 API reference) and its manual (docs/README.md) in docs/. So this mirrors the repository into a
 staging folder (WORK/src) at the same relative paths (docs/*.md and docs/*.rst at its root, but
-docs/README.md, written for a reader of the repository like the other READMEs, keeps its path; the
-rest of docs/ is code, not pages), so that the links written for a reader of the repository resolve
-on the site as they do there: a lesson's
+docs/README.md, docs/glossary.md and docs/references.md, which the repository's Markdown and notebooks
+link to at those paths, keep them; the rest of docs/ is code, not pages), so that the links
+written for a reader of the repository resolve on the site as they do there: a lesson's
 `../README.md` and `../exercises/ex02_softmax/ex02_softmax.ipynb` are pages, and a link to any other
 file (`benchmarks/bench_verify.py`) is a download, since the file is in the mirror. Files keep their
 modification times and only changed ones are copied, so Sphinx rebuilds only what changed; a file
@@ -52,8 +52,8 @@ API = "api"          # the generated module pages, inside the mirror
 # Not mirrored: hidden files (.git, .venv), build output and caches. docs/ is mirrored at the root.
 SKIPPED = {"_build", "_site", "build", "__pycache__", ".ipynb_checkpoints"}
 # Pages of docs/ mirrored at their own path, docs/NAME, not at the root: the root's README.md is the
-# course map, and this one is linked from the repository's Markdown as docs/README.md.
-KEEP_PATH = {"README.md"}
+# course map, and these are linked from the repository's Markdown and notebooks as docs/NAME.
+KEEP_PATH = {"README.md", "glossary.md", "references.md"}
 
 
 def wanted_files(*outside):

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))   # this site's own three extensions
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))   # this site's own extensions
 
 project = "specdec"
 author = "the specdec authors"
@@ -30,12 +30,17 @@ extensions = [
     "docstrings",               # _ext/docstrings.py: plain-text docstrings shown as laid out
     "repo_links",               # _ext/repo_links.py: the README's and exercises' links work on the site
     "course_order",             # _ext/course_order.py: the sidebar lists the exercises in course order
+    "offline_math",             # _ext/offline_math.py: MathJax from PyPI, served with the site (offline)
+    "portable_markup",          # _ext/portable_markup.py: the notebooks' \\tag-ged multi-line formulas
+    "reading_time",             # _ext/reading_time.py: "About N min to read" under each lesson's title
+    "sphinxcontrib.bibtex",     # docs/references.md: the bibliography, from docs/references.bib
 ]
 
 root_doc = "index"
 include_patterns = ["index.md", "README.md", "api.rst", "api/*.rst", "notebooks/*.ipynb",
                     "exercises/README.md", "exercises/*/README.md", "exercises/*/*.ipynb",
-                    "benchmarks/README.md", "docs/README.md"]
+                    "benchmarks/README.md", "docs/README.md", "docs/glossary.md", "docs/references.md"]
+bibtex_bibfiles = ["references.bib"]        # relative to this folder (docs/)
 
 # Notebooks are shown exactly as committed: CI re-executes them (strict nbval), the site never does.
 nb_execution_mode = "off"
@@ -63,26 +68,50 @@ default_role = "name-or-code"
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_css_files = ["specdec.css"]
+html_js_files = ["specdec.js"]
+# pydata-sphinx-theme reads the starting colour mode from here; unset, every page logged
+# "Got invalid theme mode" in the browser's console. "auto": the reader's system setting.
+html_context = {"default_mode": "auto"}
 html_last_updated_fmt = None
 html_theme_options = {
-    "home_page_in_toc": True,
+    "home_page_in_toc": False,      # the sidebar's title is the link home
     "show_navbar_depth": 1,
     "show_toc_level": 2,
     "use_download_button": True,    # download the page's source: the .ipynb itself for a lesson
     "use_fullscreen_button": True,
     "navigation_with_keys": True,
+    # The pydata theme's top bar held only a second search box (the sidebar has one): no top bar.
+    "navbar_start": [], "navbar_center": [], "navbar_end": [], "navbar_persistent": [],
 }
 
-# Launch buttons need a public repository to point at, which a build cannot check, so they are
-# off unless asked for: `make site REPO_URL=https://github.com/OWNER/specdec [REPO_BRANCH=main]`.
-# Binder (mybinder.org) builds the repository's requirements.txt, which installs specdec
-# itself (`-e .`), so every lesson runs there. Colab is not offered: it would lack specdec.
+# Launch, repository, issue and edit links need a public repository to point at, which a build cannot
+# check (this one has no public URL), so they are off unless asked for:
+# `make site REPO_URL=https://github.com/OWNER/specdec [REPO_BRANCH=main]`. Without them each page still
+# has its download button (the .ipynb itself for a notebook). Binder (mybinder.org) builds the
+# repository's requirements.txt, which installs specdec itself (`-e .`), so every lesson runs there.
+# Colab is not offered: it would lack specdec.
 _repo = os.environ.get("SPECDEC_REPO_URL", "").strip().rstrip("/")
 if _repo:
     html_theme_options.update({
         "repository_url": _repo,
         "repository_branch": os.environ.get("SPECDEC_REPO_BRANCH", "").strip() or "main",
-        "path_to_docs": "",         # pages sit at the same paths as in the repository
+        "path_to_docs": "",         # pages sit at the same paths as in the repository (but see _edit_links)
         "use_repository_button": True,
+        "use_issues_button": True,
+        "use_edit_page_button": True,
         "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
     })
+
+
+def _edit_links(app, pagename, templatename, context, doctree):
+    """The edit link of a page of docs/ mirrored at the site's root (index.md, api.rst) points into docs/;
+    an API page, written by build.py from a module's docstrings, has none (its module's [source] links)."""
+    if pagename.startswith("api/"):
+        context["page_source_suffix"] = ""          # the theme adds no edit link to a page without a source
+    elif "/" not in pagename and (Path(__file__).parent / context.get("sourcename", "").removesuffix(".txt")).is_file():
+        context["doc_path"] = "docs"
+
+
+def setup(app):
+    if _repo:
+        app.connect("html-page-context", _edit_links, priority=450)    # before the theme's buttons (501)

@@ -86,12 +86,18 @@ Edges (each tested):
   `speculative_sample` with the same seed, draw for draw.
 """
 
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
 from ._checks import check_draft
 from .rules import block_rule
 from .sampling import make_rng
 
 
-def block_verify(draft_tokens, draft_probs, target_probs, rng=None):
+def block_verify(draft_tokens: Sequence[int], draft_probs: Sequence[Sequence[float]],
+                 target_probs: Sequence[Sequence[float]], rng: random.Random | int | None = None) -> dict:
     """Verify a drafted block jointly (Sun et al. 2024); return `speculative_sample`'s dict.
 
     rng: a `random.Random`, an int seed, or None. The same seed gives the same output.

@@ -13,13 +13,16 @@ ratio) but keeps exp() from overflowing: exp(1000) is inf in float64.
     [0.7311, 0.2689]
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from collections.abc import Sequence
 
 from ._checks import to_float
 
 
-def softmax(logits, temperature=1.0):
+def softmax(logits: Sequence[float], temperature: float = 1.0) -> list[float]:
     """Probabilities from logits; temperature > 0 sharpens (< 1) or flattens (> 1) them.
 
     temperature 0 is the greedy limit: all mass on the argmax (ties: lowest index).
@@ -44,7 +47,7 @@ def softmax(logits, temperature=1.0):
     return [w / total for w in weights]
 
 
-def naive_softmax(logits):
+def naive_softmax(logits: Sequence[float]) -> list[float]:
     """softmax without the max shift, kept to show why the shift matters.
 
     >>> naive_softmax([1000.0, 999.0])

@@ -37,9 +37,13 @@ leaf (then y ~ the target's row there). Each level is lossless given the path
 so far, so the whole walk is. A chain is the tree with one child per node.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 import operator
+import random
+from collections.abc import Sequence
 
 from ._checks import check_bool, check_row, check_sequence, check_target_rows, check_token, first_too_large, shown
 from .rules import PlainRows, token_accepts
@@ -48,7 +52,7 @@ from .sampling import make_rng
 MAX_CANDIDATES = 1_000_000   # per position: far more than any tree has, few enough to draw at once
 
 
-def without_replacement_row(q, removed):
+def without_replacement_row(q: Sequence[float], removed: Sequence[int]) -> Sequence[float]:
     """q with the ids in `removed` set to 0 and the rest renormalised (a list of floats; q itself if none)."""
     if not removed:
         return q
@@ -61,7 +65,7 @@ def without_replacement_row(q, removed):
     return [v / mass for v in kept] if mass > 0 else kept
 
 
-def without_replacement_probs(q, candidates):
+def without_replacement_probs(q: Sequence[float], candidates: Sequence[int]) -> list[Sequence[float]]:
     """The rows q_1..q_k that candidates drawn one by one WITHOUT replacement from q were drawn from."""
     return [without_replacement_row(q, candidates[:j]) for j in range(len(candidates))]
 
@@ -72,7 +76,8 @@ class TreeRows(PlainRows):
     without = staticmethod(without_replacement_row)
 
 
-def recursive_rejection(candidates, q_rows, p_row, rng, rows=TreeRows):
+def recursive_rejection(candidates: Sequence[int], q_rows: Sequence[Sequence[float]], p_row: Sequence[float],
+                        rng: random.Random, rows: type[TreeRows] = TreeRows) -> tuple[int | None, int]:
     """The rule's loop on validated rows: (index of the accepted candidate or None, the emitted token)."""
     r = p_row
     for j, x in enumerate(candidates):
@@ -82,7 +87,8 @@ def recursive_rejection(candidates, q_rows, p_row, rng, rows=TreeRows):
     return None, rows.sample(r, rng)
 
 
-def multi_draft_sample(candidates, draft_probs, target_probs, rng=None):
+def multi_draft_sample(candidates: Sequence[int], draft_probs: Sequence[Sequence[float]], target_probs: Sequence[float],
+                       rng: random.Random | int | None = None) -> dict:
     """One position, k candidates, candidates[j] drawn from draft_probs[j] given the ones before it.
 
     target_probs is the target's row p for this position. Returns {"token": y,
@@ -104,7 +110,8 @@ def multi_draft_sample(candidates, draft_probs, target_probs, rng=None):
     return {"token": y, "accepted_index": j}
 
 
-def draw_candidates(q, k, rng=None, replace=False):
+def draw_candidates(q: Sequence[float], k: int, rng: random.Random | int | None = None,
+                    replace: bool = False) -> list[int]:
     """k candidates from the row q: i.i.d. (replace=True) or distinct (fewer if q has fewer tokens with mass)."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"k must be an int, got {type(k).__name__}")
@@ -127,7 +134,7 @@ def _check_replace(replace):
     check_bool(replace, "replace", " (i.i.d. draws or without replacement)")
 
 
-def children_by_row(parents):
+def children_by_row(parents: Sequence[int]) -> list[list[int]]:
     """children[0] = the root's children, children[i + 1] = node i's, each in index order."""
     children = [[] for _ in range(len(parents) + 1)]
     for i, parent in enumerate(parents):
@@ -135,7 +142,9 @@ def children_by_row(parents):
     return children
 
 
-def tree_rule(tokens, parents, q, p, rng, replace=False, rows=TreeRows):
+def tree_rule(tokens: Sequence[int], parents: Sequence[int], q: Sequence[Sequence[float]],
+              p: Sequence[Sequence[float]], rng: random.Random, replace: bool = False,
+              rows: type[TreeRows] = TreeRows) -> tuple[list[int], int]:
     """Verify a validated tree top-down: (the accepted nodes, root first; the next token)."""
     children, path, at = children_by_row(parents), [], 0          # at: the row of the current context
     while children[at]:
@@ -150,7 +159,7 @@ def tree_rule(tokens, parents, q, p, rng, replace=False, rows=TreeRows):
     return path, rows.sample(p[at], rng)                           # a leaf: the bonus
 
 
-def greedy_tree_rule(tokens, parents, best):
+def greedy_tree_rule(tokens: Sequence[int], parents: Sequence[int], best: Sequence[int]) -> tuple[list[int], int]:
     """Temperature 0: follow the child whose token is argmax p (best[row]); stop where none is."""
     children, path, at = children_by_row(parents), [], 0
     while True:
@@ -173,7 +182,9 @@ def _check_parent(parent, i):
     return parent
 
 
-def verify_tree(tokens, parents, draft_probs, target_probs, rng=None, replace=False):
+def verify_tree(tokens: Sequence[int], parents: Sequence[int], draft_probs: Sequence[Sequence[float]],
+                target_probs: Sequence[Sequence[float]], rng: random.Random | int | None = None,
+                replace: bool = False) -> dict:
     """Verify a draft tree; return speculative_sample's dict plus "accepted_nodes".
 
     Node i holds the drafted id tokens[i]; parents[i] is its parent (-1: a child of

@@ -19,12 +19,17 @@ rejected), fall back to p itself. This is the fix for the 0/0 NaN that
 jaymody/speculative-sampling#5 shipped; vLLM v1 returned token 0 instead.
 """
 
+from __future__ import annotations
+
 import math
+import random
+from collections.abc import Sequence
 
 from ._checks import first_too_large
 
 
-def residual_distribution(p, q, weight=1, exact=False):
+def residual_distribution(p: Sequence[float], q: Sequence[float], weight: float = 1,
+                          exact: bool = False) -> list[float]:
     """Return normalize(max(0, weight * p - q)) as a list, or a copy of p when that has no mass.
 
     p and q are probability rows of equal length (lists, tuples or arrays);
@@ -55,7 +60,7 @@ def residual_distribution(p, q, weight=1, exact=False):
     return [e / mass for e in excess]
 
 
-def residual_mass(p, q, weight=1, exact=False):
+def residual_mass(p: Sequence[float], q: Sequence[float], weight: float = 1, exact: bool = False) -> float:
     """sum_y max(0, weight * p(y) - q(y)); with weight 1 this is TV(p, q) = 1 - beta (exact: as residual_distribution).
 
     >>> residual_mass([0.5, 0.25, 0.25], [0.25, 0.25, 0.5])  # 0.25 + 0 + 0
@@ -69,7 +74,7 @@ def residual_mass(p, q, weight=1, exact=False):
         raise first_too_large(weight=weight, p=p, q=q) from None
 
 
-def argmax(row):
+def argmax(row: Sequence[float]) -> int:
     """Index of the largest entry; ties go to the lower index (the graded problem's rule).
 
     >>> argmax([0.2, 0.4, 0.4])
@@ -82,7 +87,7 @@ def argmax(row):
     return best
 
 
-def sample_from(row, rng):
+def sample_from(row: Sequence[float], rng: random.Random) -> int:
     """Draw an index from the distribution `row` by inverting its CDF with one uniform.
 
     Subtle: float rounding can leave the running sum a hair below u at the end;

@@ -31,7 +31,11 @@ The scalar decisions come first (`graded_accepts`, `token_accepts`, `block_weigh
     (2, 0)
 """
 
+from __future__ import annotations
+
 import math
+import random
+from collections.abc import Sequence
 
 from .residual import argmax, residual_distribution, residual_mass, sample_from
 
@@ -40,7 +44,7 @@ TYPICAL_EPS, TYPICAL_DELTA = 0.09, 0.3
 
 
 # ---- the decisions, one scalar function each -------------------------------------------------------------
-def graded_accepts(u, px, qx):
+def graded_accepts(u: float, px: float, qx: float) -> bool:
     """The graded problem's test, u <= min(1, p(x) / q(x)), with u in [0, 1].
 
     Written u <= p(x) / q(x): for u <= 1 the two agree (a ratio >= 1 passes both), and
@@ -49,7 +53,7 @@ def graded_accepts(u, px, qx):
     return u <= px / qx
 
 
-def token_accepts(u, px, qx):
+def token_accepts(u: float, px: float, qx: float) -> bool:
     """The lossless test, u < min(1, p(x) / q(x)), with u ~ U[0, 1): true with probability min(1, p/q).
 
     Subtle: strict <, where the graded test has <=. P(u < r) is exactly r, so a token
@@ -58,12 +62,12 @@ def token_accepts(u, px, qx):
     return u < px / qx
 
 
-def block_weight(w, px, qx):
+def block_weight(w: float, px: float, qx: float) -> float:
     """w_i = min(1, w_{i-1} p(x_i) / q(x_i)), w_0 = 1: how much of the drafted prefix block verification may keep."""
     return min(1, w * px / qx)
 
 
-def block_threshold(w, z):
+def block_threshold(w: float, z: float) -> float:
     """h = z / (z + 1 - w), with z = residual_mass(p, q, w) at the next position (Sun et al. 2024).
 
     Subtle: at w = 1 it is 1 (z / z), and also where z = 0 makes it 0/0: a prefix that p
@@ -72,12 +76,12 @@ def block_threshold(w, z):
     return 1 if w >= 1 else z / (z + 1 - w)
 
 
-def typical_threshold(entropy, eps=TYPICAL_EPS, delta=TYPICAL_DELTA):
+def typical_threshold(entropy: float, eps: float = TYPICAL_EPS, delta: float = TYPICAL_DELTA) -> float:
     """min(eps, delta exp(-H)): Medusa's bar for p(x); low-entropy rows ask for more."""
     return min(eps, delta * math.exp(-entropy))
 
 
-def entropy(row):
+def entropy(row: Sequence[float]) -> float:
     """H(p) = -sum p log p in nats (0 log 0 = 0)."""
     return -math.fsum(v * math.log(v) for v in row if v > 0)
 
@@ -93,7 +97,8 @@ class PlainRows:
 
 
 # ---- the rules: each returns (n kept, next token) ------------------------------------------------------
-def graded_rule(tokens, q, p, u):
+def graded_rule(tokens: Sequence[int], q: Sequence[Sequence[float]], p: Sequence[Sequence[float]],
+                u: Sequence[float]) -> tuple[int, int]:
     """The graded problem's rule, u given: keep while the test passes; argmax of the residual or of p_K."""
     for i, x in enumerate(tokens):
         if not graded_accepts(u[i], p[i][x], q[i][x]):
@@ -102,7 +107,8 @@ def graded_rule(tokens, q, p, u):
     return k, (argmax(p[k]) if len(p) > k else None)            # all K kept: the target's next token, if scored
 
 
-def token_rule(tokens, q, p, rng, rows=PlainRows):
+def token_rule(tokens: Sequence[int], q: Sequence[Sequence[float]], p: Sequence[Sequence[float]],
+               rng: random.Random, rows: type[PlainRows] = PlainRows) -> tuple[int, int]:
     """Speculative sampling: one uniform per verified draft; the correction or the bonus is a draw."""
     for i, x in enumerate(tokens):
         if not token_accepts(rng.random(), p[i][x], q[i][x]):
@@ -111,7 +117,8 @@ def token_rule(tokens, q, p, rng, rows=PlainRows):
     return k, (rows.sample(p[k], rng) if len(p) > k else None)
 
 
-def block_rule(tokens, q, p, rng, rows=PlainRows):
+def block_rule(tokens: Sequence[int], q: Sequence[Sequence[float]], p: Sequence[Sequence[float]],
+               rng: random.Random, rows: type[PlainRows] = PlainRows) -> tuple[int, int]:
     """Block verification (Sun et al. 2024, Algorithm 2): keep the LONGEST prefix whose own test passes.
 
     Uniforms: eta_1..eta_K drawn first, in order, then one for the draw of y.
@@ -138,7 +145,7 @@ def block_rule(tokens, q, p, rng, rows=PlainRows):
     return n, rows.sample(rows.residual(p[n], q[n], w[n]), rng)
 
 
-def greedy_rule(tokens, best):
+def greedy_rule(tokens: Sequence[int], best: Sequence[int]) -> tuple[int, int]:
     """Greedy verification; best[i] = argmax p_i (ties: the lower id). p is read only through its argmax."""
     for i, x in enumerate(tokens):
         if x != best[i]:
@@ -147,7 +154,8 @@ def greedy_rule(tokens, best):
     return k, (best[k] if len(best) > k else None)
 
 
-def typical_rule(tokens, p, eps=TYPICAL_EPS, delta=TYPICAL_DELTA, rows=PlainRows):
+def typical_rule(tokens: Sequence[int], p: Sequence[Sequence[float]], eps: float = TYPICAL_EPS,
+                 delta: float = TYPICAL_DELTA, rows: type[PlainRows] = PlainRows) -> tuple[int, int]:
     """Typical acceptance: keep x_i while p_i(x_i) > min(eps, delta exp(-H(p_i))); then argmax p (greedy)."""
     for i, x in enumerate(tokens):
         if not p[i][x] > typical_threshold(rows.entropy(p[i]), eps, delta):

@@ -18,14 +18,17 @@ the correction or bonus is in 'bonus_token'. The loop is `rules.token_rule`;
     {'accepted_tokens': [0], 'bonus_token': 1, 'acceptance_count': 1}
 """
 
+from __future__ import annotations
+
 import numbers
 import random
+from collections.abc import Sequence
 
 from ._checks import check_draft
 from .rules import token_rule
 
 
-def make_rng(rng):
+def make_rng(rng: random.Random | int | None) -> random.Random:
     """A `random.Random` from a Random (used as is), an int seed, or None (fresh entropy)."""
     if isinstance(rng, random.Random):
         return rng
@@ -36,7 +39,8 @@ def make_rng(rng):
     raise TypeError(f"rng must be a random.Random, an int seed or None, got {type(rng).__name__}")
 
 
-def speculative_sample(draft_tokens, draft_probs, target_probs, rng=None):
+def speculative_sample(draft_tokens: Sequence[int], draft_probs: Sequence[Sequence[float]],
+                       target_probs: Sequence[Sequence[float]], rng: random.Random | int | None = None) -> dict:
     """Verify a draft by speculative sampling; return the graded function's dict.
 
     rng: a `random.Random`, an int seed, or None. The same seed gives the same output.

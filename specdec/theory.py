@@ -17,8 +17,11 @@ greedy and typical acceptance) on toy models, see `specdec.exact`.
     [0.1, 0.6, 0.3]
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from collections.abc import Sequence
 
 from ._checks import check_row, shown, to_float
 from .residual import residual_distribution
@@ -61,7 +64,7 @@ def _check_c(c):
     return c
 
 
-def exact_output_distribution(p, q):
+def exact_output_distribution(p: Sequence[float], q: Sequence[float]) -> list[float]:
     """Exact distribution of the token emitted when x ~ q is verified against p.
 
     Enumerates every drafted x: with probability q(x) min(1, p(x)/q(x)) it is
@@ -84,7 +87,7 @@ def exact_output_distribution(p, q):
     return out
 
 
-def acceptance_rate(p, q):
+def acceptance_rate(p: Sequence[float], q: Sequence[float]) -> float:
     """beta = sum_x min(p(x), q(x)) = 1 - TV(p, q): the chance one draft x ~ q is accepted.
 
     >>> acceptance_rate([0.1, 0.6, 0.3], [0.5, 0.2, 0.3])  # 0.1 + 0.2 + 0.3
@@ -94,7 +97,7 @@ def acceptance_rate(p, q):
     return math.fsum(min(pi, qi) for pi, qi in zip(p, q))
 
 
-def expected_tokens_per_step(alpha, gamma):
+def expected_tokens_per_step(alpha: float, gamma: int) -> float:
     """(1 - alpha^(gamma+1)) / (1 - alpha): tokens emitted per target call; gamma + 1 at alpha = 1.
 
     >>> expected_tokens_per_step(0.5, 2)  # 1 + 0.5 + 0.25
@@ -110,7 +113,7 @@ def expected_tokens_per_step(alpha, gamma):
     return (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
 
 
-def walltime_speedup(alpha, gamma, c):
+def walltime_speedup(alpha: float, gamma: int, c: float) -> float:
     """(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)): speedup over plain decoding.
 
     c = cost of one draft call / cost of one target call (c >= 0). Below 1 it is a slowdown.
@@ -122,7 +125,7 @@ def walltime_speedup(alpha, gamma, c):
     return expected_tokens_per_step(alpha, gamma) / (gamma * c + 1.0)
 
 
-def optimal_draft_length(alpha, c, max_gamma=64):
+def optimal_draft_length(alpha: float, c: float, max_gamma: int = 64) -> int:
     """The integer gamma in [0, max_gamma] that maximises `walltime_speedup` (smallest on ties).
 
     gamma = 0 means: do not speculate.
@@ -138,7 +141,7 @@ def optimal_draft_length(alpha, c, max_gamma=64):
     return max(range(max_gamma + 1), key=lambda g: (speedups[g], -g))
 
 
-def accepted_count_distribution(alpha, gamma):
+def accepted_count_distribution(alpha: float, gamma: int) -> list[float]:
     """[P(n = 0), ..., P(n = gamma)] accepted drafts when each is accepted i.i.d. with alpha.
 
     >>> accepted_count_distribution(0.5, 2)  # 0.5, 0.5 * 0.5, 0.5^2

@@ -27,19 +27,24 @@ draft rows and the samples; the loops are `rules.greedy_rule` and `rules.typical
     {'accepted_tokens': [1], 'bonus_token': 1, 'acceptance_count': 1}
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 from ._checks import check_nonnegative, check_scored
 from .residual import argmax
 from .rules import TYPICAL_DELTA, TYPICAL_EPS, greedy_rule, typical_rule
 
 
-def greedy_verify(draft_tokens, target_probs):
+def greedy_verify(draft_tokens: Sequence[int], target_probs: Sequence[Sequence[float]]) -> dict:
     """Greedy verification of a draft of K tokens against K or K + 1 target rows; the graded function's dict."""
     tokens, p = check_scored(draft_tokens, target_probs)
     n, bonus = greedy_rule(tokens, [argmax(row) for row in p])
     return {"accepted_tokens": tokens[:n], "bonus_token": bonus, "acceptance_count": n}
 
 
-def typical_verify(draft_tokens, target_probs, eps=TYPICAL_EPS, delta=TYPICAL_DELTA):
+def typical_verify(draft_tokens: Sequence[int], target_probs: Sequence[Sequence[float]], eps: float = TYPICAL_EPS,
+                   delta: float = TYPICAL_DELTA) -> dict:
     """Typical acceptance of a draft of K tokens against K or K + 1 target rows; the graded function's dict."""
     eps, delta = check_nonnegative(eps, "eps"), check_nonnegative(delta, "delta")
     tokens, p = check_scored(draft_tokens, target_probs)

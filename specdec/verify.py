@@ -41,18 +41,24 @@ Conventions for what the graded problem leaves open (each one is tested):
 - Inputs are never mutated; outputs are plain Python ints, also for NumPy inputs.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 from ._checks import check_draft, check_samples
 from .rules import graded_rule
 
 
-def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+def verify_speculative_tokens(draft_tokens: Sequence[int], draft_probs: Sequence[Sequence[float]],
+                              target_probs: Sequence[Sequence[float]], random_samples: Sequence[float]) -> dict:
     """Verify draft tokens via speculative decoding rejection sampling.
 
     Args:
         draft_tokens: Sequence of K tokens proposed by draft model.
         draft_probs: Draft model probabilities for each proposed step (q, K rows).
         target_probs: Target model probabilities for each step (p, length >= K).
-        random_samples: Uniform random samples in [0, 1) for acceptance test.
+        random_samples: K uniform random samples for the acceptance test, each in [0, 1] (the check
+            accepts 1.0 too; a value outside [0, 1] is a ValueError).
     Returns:
         dict with 'accepted_tokens', 'bonus_token', and 'acceptance_count'.
 

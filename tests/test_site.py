@@ -1,7 +1,8 @@
 """The course website (`make site`): it builds with warnings as errors, and nothing on it is broken.
 
 One build per test run, into a temporary folder, by the same script `make site` runs
-(docs/build.py). The HTML is then read with the standard library's parser. What the site
+(docs/build.py), shared with tests/test_site_browser.py (`built_site`). The HTML is then read with
+the standard library's parser. What the site
 must contain is taken from the repository, never from the site's configuration: README.md,
 benchmarks/README.md, docs/README.md, every notebooks/*.ipynb, every exercises/*/README.md and
 exercises/*/*.ipynb and every public module of specdec (the library the lessons import, with its
@@ -15,6 +16,7 @@ or `make site`, which installs them); .ci/run installs them so CI runs this.
 """
 
 import doctest
+import fcntl
 import html
 import importlib.util
 import inspect
@@ -100,16 +102,30 @@ class Page(HTMLParser):
             self.pre.append(data)
 
 
+def built_site(tmp_path_factory):
+    """(out, work): the site, built once per test run (cold: a fresh staging folder), for every test file
+    that needs it. Under pytest-xdist the workers share it: the first to ask builds it, holding a lock,
+    in the run's temporary folder, which all the workers' folders are inside."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "specdec-site"
+    root.mkdir(exist_ok=True)
+    out, work = root / "html", root / "work"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "built").exists():
+            env = {k: v for k, v in os.environ.items() if k != "SPECDEC_REPO_URL"}   # no launch buttons
+            proc = subprocess.run([sys.executable, str(REPO / "docs" / "build.py"), "--out", str(out),
+                                   "--work", str(work)], capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+            assert proc.returncode == 0, \
+                f"the site build failed (warnings are errors):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+            (root / "built").touch()
+    return out, work
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """Build the site once (cold: a fresh staging folder) and parse every page."""
-    root = tmp_path_factory.mktemp("site")
-    out, work = root / "html", root / "work"
-    env = {k: v for k, v in os.environ.items() if k != "SPECDEC_REPO_URL"}   # no launch buttons
-    proc = subprocess.run([sys.executable, str(REPO / "docs" / "build.py"), "--out", str(out), "--work", str(work)],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
-    assert proc.returncode == 0, \
-        f"the site build failed (warnings are errors):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    """The built site, and every page of it parsed."""
+    out, work = built_site(tmp_path_factory)
     # _static/ holds the theme's Jinja macro files (*.html), not pages.
     pages = {path: Page(path.read_text(encoding="utf-8")) for path in sorted(out.rglob("*.html"))
              if "_static" not in path.relative_to(out).parts}
@@ -272,13 +288,69 @@ def test_launch_buttons_point_at_the_notebook_when_a_repository_is_given(site):
     env = {**os.environ, "SPECDEC_REPO_URL": "https://github.com/example/specdec", "SPECDEC_REPO_BRANCH": "main"}
     lesson = LESSONS[0]
     proc = subprocess.run([sys.executable, str(REPO / "docs" / "build.py"), "--out", str(binder_out),
-                           "--work", str(work), "--only", f"notebooks/{lesson.name}"],
+                           "--work", str(work), "--only", f"notebooks/{lesson.name}", "index.md",
+                           "api/specdec.verify.rst"],
                           capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     page = Page((binder_out / "notebooks" / f"{lesson.stem}.html").read_text(encoding="utf-8"))
     binder = [link for link in page.links if "mybinder.org" in link]
     assert binder, page.links
     assert all(f"notebooks/{lesson.name}" in link and "example/specdec/main" in link for link in binder), binder
+    # Edit and issue links: a lesson's edits its notebook, the home page's docs/index.md (mirrored at the
+    # site's root), and an API page, generated from docstrings, has no edit link.
+    repo = "https://github.com/example/specdec"
+    assert f"{repo}/edit/main/notebooks/{lesson.name}" in page.links, page.links
+    assert any(link.startswith(f"{repo}/issues") for link in page.links), page.links
+    home = Page((binder_out / "index.html").read_text(encoding="utf-8"))
+    assert f"{repo}/edit/main/docs/index.md" in home.links, [link for link in home.links if "edit" in link]
+    api = Page((binder_out / "api" / "specdec.verify.html").read_text(encoding="utf-8"))
+    assert not [link for link in api.links if "/edit/" in link]
+
+
+def test_math_is_typeset_by_the_mathjax_served_with_the_site(site):
+    # Offline, a formula is raw TeX unless MathJax is on the site itself: no page loads anything from
+    # the network (tests/test_site_browser.py checks in a browser that every formula is typeset).
+    out, _, pages = site
+    script = out / "_static" / "mathjax" / "tex-svg.js"
+    assert script.is_file() and script.stat().st_size > 1_000_000
+    lesson = pages[(out / "notebooks" / f"{LESSONS[2].stem}.html").resolve()]
+    assert "../_static/mathjax/tex-svg.js" in lesson.links
+    remote = {link for page in pages.values() for link in page.links
+              if re.match(r"(https?:)?//[^/]*(cdn|mathjax)", link)}
+    assert not remote, remote
+
+
+def test_glossary_and_bibliography(site):
+    # The glossary has an entry (a heading, so a notebook's [KV cache](../docs/glossary.md#kv-cache)
+    # resolves) for every term the lessons use without defining; the bibliography lists every paper
+    # the lessons and exercises link to on arXiv.
+    out, _, pages = site
+    glossary = pages[(out / "docs" / "glossary.html").resolve()]
+    terms = ["target-p", "draft-q", "draft-length-gamma", "acceptance-rate-alpha", "cost-ratio-c", "rgamma",
+             "temperature-t", "roofline", "kv-cache", "total-variation-tv-distance", "bootstrap-interval",
+             "witten-bell-backoff", "distillation-distillspec", "on-policy", "nep-19", "wilson-interval", "splitmix64",
+             "residual-distribution", "causal-mask", "block-verification", "token-tree", "typical-acceptance"]
+    assert not [term for term in terms if term not in glossary.ids], sorted(glossary.ids)
+    bibliography = pages[(out / "docs" / "references.html").resolve()].text
+    cited = set()
+    for source in LESSONS + EXERCISE_NOTEBOOKS + EXERCISES:
+        cited |= set(re.findall(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})", source.read_text(encoding="utf-8")))
+    assert cited and not sorted(c for c in cited if c not in bibliography), "add them to docs/references.bib"
+    assert "Leviathan" in bibliography and "Roofline" in bibliography
+
+
+def test_pages_have_their_reading_time_path_and_type_hints(site):
+    out, _, pages = site
+    for nb_path in LESSONS:
+        text = pages[(out / "notebooks" / f"{nb_path.stem}.html").resolve()].text
+        assert re.search(r"About \d+ min to read", text), f"{nb_path.name}: no reading time"
+    index = pages[(out / "index.html").resolve()].text
+    assert "Core: lessons 01 to 06" in index and "Advanced: lessons 07 to 12" in index   # the sidebar's captions
+    # The API pages render the annotations; the colour mode is configured (the theme logs an error if not).
+    verify = pages[(out / "api" / "specdec.verify.html").resolve()].text
+    assert "Sequence[int]" in verify and "in [0, 1]" in verify
+    home = (out / "index.html").read_text(encoding="utf-8")
+    assert 'data-default-mode="auto"' in home and "navbar-persistent" not in home
 
 
 def markdown_links(text):
@@ -420,3 +492,16 @@ def test_the_sidebar_order_comes_from_the_course_table():
         sys.path.remove(str(REPO / "docs" / "_ext"))
     assert course_order.course_folders() == [folder for _, folder, _ in COURSE]
     assert doctest.testmod(course_order).failed == 0
+
+
+def test_the_reading_time_and_the_tagged_formulas():
+    # docs/_ext/reading_time.py's count and docs/_ext/portable_markup.py's fix for \tag in a formula of
+    # several lines (no build needed): their doctests.
+    sys.path.insert(0, str(REPO / "docs" / "_ext"))
+    try:
+        import portable_markup
+        import reading_time
+    finally:
+        sys.path.remove(str(REPO / "docs" / "_ext"))
+    assert doctest.testmod(reading_time).failed == 0 and doctest.testmod(portable_markup).failed == 0
+    assert portable_markup.tagged(r"a \\ b \tag{1} \tag{2}") is None     # two tags: left to MathJax

@@ -7,14 +7,16 @@ and a link to any other file becomes a download (MyST does that for an existing 
 page). What is left is done here, in memory (the page's downloadable source stays as written):
 a module of specdec links to its API page; a folder to the page that presents it (its README, its
 package's API page, the home page's list of lessons) or, with none, loses its link but keeps its
-text; and a quoted name of such a file or folder becomes a link. The notebooks are left as they
-are: every link in them points at a page.
+text; and a quoted name of such a file or folder becomes a link. The notebooks' Markdown cells get
+the same treatment (a lesson's `specdec/verify.py`, an exercise notebook's `ex01_verify.py` become
+links, as on the exercise's statement page); their downloadable .ipynb stays as committed.
 
 An exercise's statement (exercises/NAME/README.md) also gets a hidden toctree listing the notebook
 beside it, so the notebook sits under the statement in the sidebar and follows it in the
 previous/next links.
 """
 
+import json
 import os
 import re
 from pathlib import Path
@@ -124,11 +126,27 @@ def _exercise_notebooks(env, docname):
     return f"\n\n```{{toctree}}\n:hidden:\n\n{entries}```\n" if entries else ""
 
 
+def link_notebook(env, page, text):
+    """The notebook `text` (JSON, at `page`) with link_paths applied to each Markdown cell."""
+    notebook = json.loads(text)
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            markdown = "".join(cell["source"])
+            linked = link_paths(env, page, markdown)
+            if linked != markdown:
+                cell["source"] = linked
+    return json.dumps(notebook, ensure_ascii=False)
+
+
 def _source_read(app, docname, source):
     page = Path(app.env.doc2path(docname)).relative_to(app.env.srcdir)
-    # Only the repository's own Markdown, at the same path; not docs/ (written for the site) nor notebooks.
-    if page.suffix == ".md" and (REPO / page).is_file():
+    # Only the repository's own Markdown and notebooks, at the same path; not docs/index.md (written for the site).
+    if not (REPO / page).is_file():
+        return
+    if page.suffix == ".md":
         source[0] = link_paths(app.env, page, source[0]) + _exercise_notebooks(app.env, docname)
+    elif page.suffix == ".ipynb":
+        source[0] = link_notebook(app.env, page, source[0])
 
 
 def setup(app):

@@ -46,7 +46,10 @@ times both), and then bad rows give garbage. Token ids, uniforms, temperatures, 
 q(x) > 0 are O(B K) and always checked.
 """
 
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 
 from .checks import (as_array, check_logit_rows, check_prob_rows, check_seeds, check_temperature,
                               check_tokens, check_uniforms, first_bad)
@@ -128,8 +131,9 @@ def _chain(draft_tokens, draft_probs, target_probs, uniforms, accept, validate, 
     return {"acceptance_count": count, "bonus_token": bonus}
 
 
-def verify_batch(draft_tokens, draft_probs, target_probs, random_samples, *, validate=True,
-                 from_logits=False, temperature=None):
+def verify_batch(draft_tokens: npt.ArrayLike, draft_probs: npt.ArrayLike, target_probs: npt.ArrayLike,
+                 random_samples: npt.ArrayLike, *, validate: bool = True, from_logits: bool = False,
+                 temperature: float | npt.ArrayLike | None = None) -> dict[str, np.ndarray]:
     """The graded rule on every row: row b equals verify_speculative_tokens on row b.
 
     Accept while u <= min(1, p(x) / q(x)) (compared in float64, as the plain rule does);
@@ -144,7 +148,9 @@ def verify_batch(draft_tokens, draft_probs, target_probs, random_samples, *, val
                   temperature)
 
 
-def sample_batch(draft_tokens, draft_probs, target_probs, rng, *, validate=True, from_logits=False, temperature=None):
+def sample_batch(draft_tokens: npt.ArrayLike, draft_probs: npt.ArrayLike, target_probs: npt.ArrayLike,
+                 rng: np.random.Generator | int | npt.ArrayLike, *, validate: bool = True, from_logits: bool = False,
+                 temperature: float | npt.ArrayLike | None = None) -> dict[str, np.ndarray]:
     """The lossless sampler on every row, returning verify_batch's dict.
 
     Accept while u < min(1, p(x) / q(x)) with u ~ U[0, 1) (strict <, as `sampling.py`);

@@ -19,10 +19,14 @@ differently from the plain rule (`verify_batch` replays those rows exactly).
     ([0], [1])
 """
 
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 
 
-def naive_verify_batch(draft_tokens, draft_probs, target_probs, random_samples):
+def naive_verify_batch(draft_tokens: npt.ArrayLike, draft_probs: npt.ArrayLike, target_probs: npt.ArrayLike,
+                       random_samples: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """(acceptance_count [B], bonus_token [B]) by the graded rule, with a residual at every position."""
     tokens, q, p, u = draft_tokens, draft_probs, target_probs, random_samples
     batch, k = tokens.shape

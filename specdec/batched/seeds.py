@@ -24,13 +24,16 @@ across steps, and the sequence is no longer distributed as the target's): pass (
     True
 """
 
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)       # 2**64 / golden ratio, odd: the SplitMix64 increment
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
-def mix(z):
+def mix(z: np.ndarray) -> np.ndarray:
     """SplitMix64's output function on a uint64 array (arithmetic wraps modulo 2**64)."""
     z = z ^ (z >> np.uint64(30))
     z = z * _M1
@@ -39,7 +42,7 @@ def mix(z):
     return z ^ (z >> np.uint64(31))
 
 
-def row_keys(seeds):
+def row_keys(seeds: npt.ArrayLike) -> np.ndarray:
     """One 64-bit key per row from seeds [B] or (seed, step) pairs [B, 2] (non-negative integers)."""
     seeds = np.asarray(seeds, dtype=np.uint64)
     if seeds.ndim == 1:                                                        # s means (s, 0): (0 + 1) G = G
@@ -47,7 +50,7 @@ def row_keys(seeds):
     return mix(mix(seeds[:, 0] + GOLDEN) + (seeds[:, 1] + np.uint64(1)) * GOLDEN)   # [B]
 
 
-def row_uniforms(seeds, n):
+def row_uniforms(seeds: npt.ArrayLike, n: int) -> np.ndarray:
     """Uniforms [B, n] in [0, 1): row b holds u(seeds[b], 0), ..., u(seeds[b], n - 1)."""
     key = row_keys(seeds)                                                               # [B]
     counters = (np.arange(1, n + 1, dtype=np.uint64) * GOLDEN)[None, :]                 # [1, n]

@@ -31,15 +31,18 @@ Lossless rules give TV exactly 0; the decisions are those of `rules` and `multid
     Fraction(1, 36)
 """
 
+from __future__ import annotations
+
 import numbers
 import random
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from .steps import RULES, STEPS, VARIANTS, recursive_rejection_outcomes
 from .._checks import check_bool, check_nonnegative
 
 
-def toy_model(vocab_size, seed, max_weight=4):
+def toy_model(vocab_size: int, seed: object, max_weight: int = 4) -> Callable[[Sequence[int]], tuple[Fraction, ...]]:
     """A random model prefix -> row of Fractions (integer weights 0..max_weight; zeros included), cached.
 
     >>> model = toy_model(3, seed=1)
@@ -126,7 +129,8 @@ def _count(value, name):
     return int(value)
 
 
-def step_outcomes(p, q, gamma, rule="token", prefix=(), **options):
+def step_outcomes(p: Callable, q: Callable, gamma: int, rule: str = "token", prefix: Sequence[int] = (),
+                  **options) -> dict:
     """{(n kept, emitted block): probability} of one verification step after `prefix`.
 
     options: width, replace and naive for "tree"; eps and delta for "typical"; for "token" and "block"
@@ -145,7 +149,8 @@ def step_outcomes(p, q, gamma, rule="token", prefix=(), **options):
     return out
 
 
-def expected_accepted(p, q, gamma, rule="token", prefix=(), **options):
+def expected_accepted(p: Callable, q: Callable, gamma: int, rule: str = "token", prefix: Sequence[int] = (),
+                      **options) -> Fraction:
     """E[number of drafted tokens kept] in one step after `prefix` (tokens emitted = this + 1)."""
     outcomes = step_outcomes(p, q, gamma, rule, prefix, **options)
     if any(n is None for n, _ in outcomes):
@@ -153,7 +158,8 @@ def expected_accepted(p, q, gamma, rule="token", prefix=(), **options):
     return sum((prob * n for (n, _), prob in outcomes.items()), Fraction(0))
 
 
-def emitted_distribution(p, q, n, gamma, rule="token", prefix=(), **options):
+def emitted_distribution(p: Callable, q: Callable, n: int, gamma: int, rule: str = "token",
+                         prefix: Sequence[int] = (), **options) -> dict[tuple[int, ...], Fraction]:
     """{first n generated tokens: probability} of speculative generation repeated step after step."""
     n, gamma, step = _count(n, "n"), _count(gamma, "gamma"), _options(rule, options)
     (p, q), steps, out = _pair(p, q), {}, {}
@@ -172,7 +178,7 @@ def emitted_distribution(p, q, n, gamma, rule="token", prefix=(), **options):
     return out
 
 
-def target_distribution(p, n, prefix=()):
+def target_distribution(p: Callable, n: int, prefix: Sequence[int] = ()) -> dict[tuple[int, ...], Fraction]:
     """{first n tokens: probability} when the target p generates alone."""
     p, out = _rows(p, "p", []), {(): Fraction(1)}
     for _ in range(_count(n, "n")):
@@ -180,7 +186,8 @@ def target_distribution(p, n, prefix=()):
     return out
 
 
-def multi_draft_distribution(p, q, k, replace=False, naive=False):
+def multi_draft_distribution(p: Sequence[Fraction], q: Sequence[Fraction], k: int, replace: bool = False,
+                             naive: bool = False) -> list[Fraction]:
     """The exact distribution of the token `multidraft.multi_draft_sample` emits from k candidates drawn from q.
 
     naive=True verifies candidates drawn without replacement against q itself (the mistake).
@@ -201,7 +208,7 @@ def multi_draft_distribution(p, q, k, replace=False, naive=False):
     return out
 
 
-def total_variation(a, b):
+def total_variation(a: dict | Sequence, b: dict | Sequence) -> Fraction | float:
     """Half the sum of abs(a - b): two dicts {outcome: probability} or two rows of equal length."""
     if isinstance(a, dict):
         return sum((abs(a.get(s, 0) - b.get(s, 0)) for s in set(a) | set(b)), Fraction(0)) / 2

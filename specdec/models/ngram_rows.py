@@ -120,6 +120,14 @@ class CompactRows:
                                                                                   self.size)))
         # One dict per shorter context length (all lengths without the fast path): last k ids as base V -> row.
         offsets = np.cumsum([len(c) for c in ctx_keys])
+        # With the fast path, the shorter lengths by bytes too: on a miss, the longest seen suffix is the first
+        # of bytes(context[-k:]) found for k = order - 2, ..., 1 (every suffix of a seen context is seen).
+        self._suffix = None
+        if self.full is not None:
+            self._suffix = [None] + [
+                dict(zip((keys[:, None] // V ** np.arange(k - 1, -1, -1) % V).astype(np.uint8).view(f"V{k}")
+                         .ravel().tolist(), range(off - len(keys), off)))
+                for k, (keys, off) in enumerate(zip(ctx_keys[1:n - 1], offsets[1:n - 1]), start=1)]
         self._index = [dict(zip(keys.tolist(), range(off - len(keys), off)))
                        for keys, off in zip(ctx_keys[:n - 1] if self.full is not None else ctx_keys, offsets)]
 
@@ -137,6 +145,9 @@ class CompactRows:
                 row = None
             if row is not None:
                 return row
+            row = self._longest_seen_suffix(context)
+            if row is not None:
+                return row
         ctx = list(context[-(n - 1):]) if n > 1 else []
         ctx = [self.pad] * (n - 1 - len(ctx)) + ctx
         best, key, scale = 0, 0, 1
@@ -152,6 +163,20 @@ class CompactRows:
                 break
             best = row
         return best
+
+    def _longest_seen_suffix(self, context):
+        """row_index's second fast path (a context of >= order - 1 ids whose last order - 1 were never seen
+        together): the longest seen suffix by one bytes lookup per length, or None to take the checked loop."""
+        V = self.V
+        try:
+            for k in range(self.order - 2, 0, -1):
+                row = self._suffix[k].get(bytes(context[-k:]))
+                if row is not None:
+                    before = context[-k - 1]       # the loop would check this id, the first not in the suffix
+                    return row if type(before) is int and 0 <= before < V else None
+        except (ValueError, TypeError):            # an id outside [0, 256), or not an int: the loop names it
+            return None
+        return None
 
     def row(self, r):
         """The read-only row r of q, built on first use with the rows of its suffixes."""

@@ -55,24 +55,26 @@ class SparseRow:
     built on demand: `p - row`, `np.maximum(p - row, 0)` and the rest work as on an array.
     """
 
-    __slots__ = ("_table", "_ids", "_a", "_k", "V")
+    __slots__ = ("_table", "_a")
 
-    def __init__(self, table, ids, a, k, V):
-        # entries _a.._a + k - 1 of the flat ids (bytes) and of the table (cumulative, q flat, q [rows, k])
-        self._table, self._ids, self._a, self._k, self.V = table, ids, a, k, V
+    def __init__(self, table, a):
+        # table: TopKDraft's (cumulative sums, q flat, q [rows, k], ids as bytes, k, V); a: the row's first entry
+        self._table, self._a = table, a
 
     def __getitem__(self, x):
         x = operator.index(x)
-        j = self._ids.find(x, self._a, self._a + self._k) if 0 <= x < 256 else -1
-        return self._table[1][j] if j >= 0 else 0.0
+        _, q, _, ids, k, _ = self._table
+        j = ids.find(x, self._a, self._a + k) if 0 <= x < 256 else -1
+        return q[j] if j >= 0 else 0.0
 
     def __array__(self, dtype=None, copy=None):
-        dense = np.zeros(self.V)
-        dense[np.frombuffer(self._ids, np.uint8, self._k, self._a)] = self._table[2][self._a // self._k]
+        _, _, q, ids, k, V = self._table
+        dense = np.zeros(V)
+        dense[np.frombuffer(ids, np.uint8, k, self._a)] = q[self._a // k]
         return dense if dtype is None else dense.astype(dtype)
 
     def __len__(self):
-        return self.V
+        return self._table[5]
 
     def __repr__(self):
         return f"SparseRow({np.asarray(self).round(4).tolist()})"
@@ -101,6 +103,8 @@ class TopKDraft:
         self._q1 = q / q.sum(1, keepdims=True)
         self._tables = {}                                    # T -> (cumulative sums, q, q [rows, k])
         self._buffer, self._rng = [], None                   # uniforms drawn ahead from self._rng
+        self._full, self._n = ngram._full, ngram.order - 1  # the greedy step's one-lookup fast path
+        self._table(1.0)
 
     def _row(self, context):
         ngram, n = self.ngram, self.ngram.order - 1
@@ -114,26 +118,20 @@ class TopKDraft:
         return ngram.row_index(context)
 
     def _table(self, t):
-        """(cumulative sums, q) flat as array("d"), and q [rows, k]: q_k^(1/T) renormalised, every row at once."""
+        """(cumulative sums, q) flat as array("d"), q [rows, k], ids, k, V: q_k^(1/T) renormalised, all rows at once."""
         table = self._tables.get(t)
         if table is None:
             q = self._q1 if t == 1.0 else np.power(self._q1, 1.0 / t)
             q = q / q.sum(1, keepdims=True)
             c = np.cumsum(q, axis=1)
             c[:, -1] = 1.0                                   # a uniform in [0, 1) always lands in the row
-            table = self._tables[t] = (array("d", c.ravel().tobytes()), array("d", q.ravel().tobytes()), q)
+            table = self._tables[t] = (array("d", c.ravel().tobytes()), array("d", q.ravel().tobytes()), q, self._ids,
+                                       self.k, self.V)
         return table
-
-    def _uniform(self, rng):
-        if rng is not self._rng:
-            self._rng, self._buffer = rng, []
-        if not self._buffer:
-            self._buffer = rng.random(UNIFORMS_PER_DRAW).tolist()[::-1]
-        return self._buffer.pop()
 
     def sparse_row(self, row, temperature=1.0):
         """Row `row` of q_k at temperature T > 0 as a SparseRow."""
-        return SparseRow(self._table(float(temperature)), self._ids, row * self.k, self.k, self.V)
+        return SparseRow(self._table(float(temperature)), row * self.k)
 
     def propose(self, context, temperature, rng):
         """One draft step: (drafted id, its SparseRow q_k(. | context) at T).
@@ -141,12 +139,26 @@ class TopKDraft:
         T = 0: the argmax of q (the greedy step; the row returned is q_k at T = 1). T > 0: a draw from
         q_k^(1/T) by inverting the row's cumulative sums at a uniform of rng (taken 64 at a time).
         """
-        row = self._row(context)
+        # _row and _uniform inlined: this is the whole sampled draft step, once per drafted token
+        row = None
+        if self._full is not None and len(context) >= self._n:
+            try:
+                row = self._full.get(bytes(context[-self._n:]))
+            except (ValueError, TypeError):
+                pass
+        if row is None:
+            row = self.ngram.row_index(context)
         if temperature == 0:
-            return self.ngram._argmax_of(row), self.sparse_row(row)
-        table, a, k = self._tables.get(temperature) or self._table(float(temperature)), row * self.k, self.k
-        j = bisect_right(table[0], self._uniform(rng), a, a + k)
-        return self._ids[j], SparseRow(table, self._ids, a, k, self.V)
+            return self.ngram._argmax_of(row), SparseRow(self._table(1.0), row * self.k)
+        table = self._tables.get(temperature) or self._table(float(temperature))
+        buffer = self._buffer
+        if rng is not self._rng or not buffer:
+            if rng is not self._rng:
+                self._rng = rng
+            buffer = self._buffer = rng.random(UNIFORMS_PER_DRAW).tolist()
+        a = row * self.k
+        j = bisect_right(table[0], buffer.pop(), a, a + self.k)
+        return self._ids[j], SparseRow(table, a)
 
     def argmax_next(self, context):
         """The greedy draft step: argmax q(. | context), the same id as the uncut n-gram's."""

@@ -388,3 +388,24 @@ def test_stand_in_rejects_bad_arguments(models):
         MemoryBoundTarget(target, 1, mode="gpu")
     with pytest.raises(ValueError, match="megabytes is 0"):
         MemoryBoundTarget(target, 0)
+
+
+def test_row_index_is_the_row_of_the_longest_seen_suffix():
+    """Against a reference built here from the n-grams: contexts of length k seen in the counts, sorted, rows
+    numbered order 0 first, then by length and key. Random contexts over a small vocabulary miss at every length."""
+    rng = np.random.default_rng(0)
+    V, n = 6, 4
+    ids = rng.integers(0, V, 300).tolist()
+    model = NGramModel.fit(ids, vocab_size=V, order=n)
+    contexts_by_length = [np.zeros(1, np.int64)] + [np.unique((model.keys // V) % V ** k) for k in range(1, n)]
+    offsets = np.cumsum([0] + [len(c) for c in contexts_by_length])
+    for _ in range(2000):
+        context = rng.integers(0, V, rng.integers(n - 1, 9)).tolist()
+        want = 0
+        for k in range(1, n):   # the longest suffix whose every shorter suffix is seen too
+            key = sum(t * V ** j for j, t in enumerate(reversed(context[-k:])))
+            at = np.searchsorted(contexts_by_length[k], key)
+            if at == len(contexts_by_length[k]) or contexts_by_length[k][at] != key:
+                break
+            want = int(offsets[k] + at)
+        assert model.row_index(context) == want, context
