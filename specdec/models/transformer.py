@@ -35,9 +35,12 @@ context + 1 positions. The window for p(. | ids[:t]) is ids[s:t] with
 s = `window_start(t)`: 0 while t <= context; past it, s moves in hops of
 `hop` = 128, so the window keeps between the last context - hop + 1 and
 context characters. s depends on t alone, so every row is a fixed function of
-its prefix, whatever was computed before. When s moves, the cache restarts:
-the first call in a new window recomputes its (at least 129) characters in
-one pass, once every 128 characters of text.
+its prefix, whatever was computed before. When s moves, the cache of the new
+window starts empty: the first call in it computes its (at least 129)
+characters in one pass, once every 128 characters of text. The cache of the
+window left is kept too (two windows, no more): a verification step whose rows
+straddle a hop, followed by a rejection, comes back to it, and would otherwise
+recompute a whole window for every such step.
 
 The KV cache, as serving engines keep it. The model remembers the ids of the
 window its cache holds (`cached_ids`, from `cache_start`), with, per slot and
@@ -193,12 +196,16 @@ class TransformerModel:
         self._allocate(n + 64)                   # the window's slots, and room after them for a tree's nodes
         self.reset()
 
+    def _arrays(self, slots=None):
+        """New (k, v, logits) arrays for a cache of `slots` slots (default: the current cache's)."""
+        slots = self._k.shape[2] if slots is None else slots
+        shape = (self.n_layer, self.n_head, slots, self.d // self.n_head)
+        return np.zeros(shape, np.float32), np.zeros(shape, np.float32), np.zeros((slots, self.V), np.float32)
+
     def _allocate(self, slots):
         """(Re)allocate the cache's arrays for `slots` slots, keeping what the cache holds."""
-        shape = (self.n_layer, self.n_head, slots, self.d // self.n_head)
-        k, v = np.zeros(shape, np.float32), np.zeros(shape, np.float32)   # [n_layer, h, slots, hd]
-        logits = np.zeros((slots, self.V), np.float32)                     # the last layer's logits, per slot
-        if hasattr(self, "_k"):                  # a bigger tree than ever before: grow, once
+        k, v, logits = self._arrays(slots)      # [n_layer, h, slots, hd] twice; the last layer's logits per slot
+        if hasattr(self, "_tokens"):                  # a bigger tree than ever before: grow, once
             n = len(self._tokens)
             k[:, :, :n], v[:, :, :n], logits[:n] = self._k[:, :, :n], self._v[:, :, :n], self._logits[:n]
         self._k, self._v, self._logits = k, v, logits
@@ -223,17 +230,33 @@ class TransformerModel:
         return [int(t) for t in self._tokens[1:]]
 
     def reset(self):
-        """Empty the cache."""
-        self._window, self._tokens = 0, []
+        """Empty the cache (both windows)."""
+        self._window, self._tokens, self._spare = 0, [], None
 
     def keep(self, n):
         """Keep the cache of ids[:n] and drop every position after it (n in text positions, from the start)."""
         if n < 0:
             raise ValueError(f"n is {n}, it must be >= 0")
+        if self._spare is not None:              # the other window's cache: the same cut
+            window, tokens = self._spare[0], self._spare[1]
+            if n < window:
+                self._spare = None
+            else:
+                del tokens[n - window + 1:]
         if n < self._window:
+            spare = self._spare
             self.reset()
+            if spare is not None:                # the earlier window, cut to n, becomes the cache
+                self._swap(spare)
+                self._spare = None
         else:
             del self._tokens[n - self._window + 1:]
+
+    def _swap(self, state):
+        """Make `state` (window, tokens, k, v, logits) the cache; return the cache it replaces, in the same form."""
+        old = self._window, self._tokens, self._k, self._v, self._logits
+        self._window, self._tokens, self._k, self._v, self._logits = state
+        return old
 
     def rollback(self, k):
         """Drop the last k ids the cache holds (all of them if k >= cache_length)."""
@@ -253,8 +276,15 @@ class TransformerModel:
         chain; their logits are returned, their keys and values are not kept.
         """
         want = [self.start] + ids[window:end]
-        if window != self._window:               # the window moved: the cache restarts
-            self._window, self._tokens = window, []
+        if window != self._window:
+            # The window moved. Two windows are kept, the one left and the one entered: a verification step
+            # whose rows straddle a hop (some in each window), followed by a rejection, comes back to the window
+            # it left, and with one cache each such step would recompute a whole window twice.
+            if self._spare is not None and self._spare[0] == window:
+                self._spare = self._swap(self._spare)
+            else:
+                spare = self._spare
+                self._spare = self._swap((window, [], *(spare[2:] if spare is not None else self._arrays())))
         m = common_prefix(self._tokens, want)
         del self._tokens[m:]                     # rollback: drop the cached tail that differs
         new = np.asarray(want[m:], np.int64)     # the chain positions the cache lacks

@@ -387,3 +387,25 @@ def test_the_shipped_transformer_decodes_speculatively_and_beats_the_mlp(models)
     held = ids[int(len(ids) * 0.95):][:3000]
     nll = lambda m: -np.mean(np.log(m.probs_for_positions(held, 0)[np.arange(len(held)), held]))
     assert nll(model) < nll(mlp) - 0.05
+
+
+def test_a_step_that_straddles_a_hop_then_returns_reuses_both_windows(params, counted):
+    """Verification near a hop: a call whose rows straddle it (some in each window), a rejection, and a call back
+    in the earlier window. Two windows are cached, so neither is recomputed; the rows equal the reference."""
+    ids = some_ids(40)
+    model = new_model(params)
+    model.probs_for_positions(ids[:22], 22)                   # the cache holds window 8: ids[8:22]
+    counted.clear()
+    chain = ids[:22] + [9, 9, 9, 9]                           # rows t = 22..26: window 8 up to t = 24, then 16
+    np.testing.assert_allclose(model.probs_for_positions(chain, 22), reference_rows(params, chain, 22),
+                               atol=ATOL, rtol=0)
+    assert counted == [2, 11]                                 # window 8: 2 new ids; window 16: the start, 10 ids
+    counted.clear()
+    back = ids[:23] + [7, 7]                                  # the second draft rejected: rows t = 23..25
+    np.testing.assert_allclose(model.probs_for_positions(back, 23), reference_rows(params, back, 23),
+                               atol=ATOL, rtol=0)
+    assert counted == [2, 3]                                  # each window computes only what it lacks
+    model.keep(20)                                            # keep/rollback cut both windows
+    assert model.cache_start == 16 and model.cached_ids == ids[16:20]   # the window used last, cut to ids[:20]
+    np.testing.assert_allclose(model.probs_for_positions(ids[:30], 20), reference_rows(params, ids[:30], 20),
+                               atol=ATOL, rtol=0)
