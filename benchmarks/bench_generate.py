@@ -156,7 +156,7 @@ def paired(first, second):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer prompts per gamma and fewer gammas (~15 s)")
+    parser.add_argument("--quick", action="store_true", help="fewer prompts per gamma and fewer gammas (a few minutes)")
     parser.add_argument("--rules", default=",".join(RULES), help="comma-separated verification rules")
     parser.add_argument("--temperature", type=float, default=1.0, help="of every rule but greedy (T = 0)")
     parser.add_argument("--width", type=int, default=2, help="children per node of the tree rule")
