@@ -19,5 +19,5 @@ COURSE = (
     ("ex03", "ex03_residual", "03"),
     ("ex04", "ex04_sampler", "05"),
     ("ex05", "ex05_speedup", "06"),
-    ("ex06", "ex06_block", "09"),
+    ("ex06", "ex06_block", "10"),
 )

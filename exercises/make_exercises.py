@@ -18,9 +18,10 @@ dropped. Everything else is kept verbatim:
         raise NotImplementedError("write f")
     <BLANKLINE>
 
-The notebook: the statement (the exercise's README.md), the stub's code,
-and a check cell whose value is the grader's Report (an HTML table in
-Jupyter). A notebook that changes is executed (nbconvert's
+The notebook: a link to the statement (the exercise's README.md, never copied
+into it) with a one-paragraph summary, the stub's code, and a check cell whose
+value is the grader's Report (an HTML table in Jupyter). Its file references
+are markdown links, relative to the exercise's folder. A notebook that changes is executed (nbconvert's
 ExecutePreprocessor) so it is committed with its outputs, as nbval wants;
 on the stub the check shows one short line ("not written yet"), not a wall
 of failures. `--check` compares the .py exactly and the notebook's cell
@@ -68,25 +69,49 @@ def _functions(stub):
     return re.findall(r"^def\s+(\w+)", stub, flags=re.M)
 
 
+def summary(statement):
+    """(title, the statement's first paragraph of prose, the lesson notebook it names or None)."""
+    blocks = [b.strip() for b in statement.split("\n\n") if b.strip()]
+    title = blocks[0].lstrip("# ").strip() if blocks and blocks[0].startswith("# ") else ""
+    prose = next((b for b in blocks[1:] if not b.startswith(("#", "**", "```", "|", "-"))), "")
+    lesson = re.search(r"notebooks/(\d\d)_\w+\.ipynb", statement)
+    return title, " ".join(prose.split()), lesson
+
+
+def _linked(text):
+    """Every `file` reference of an exercise's page as a markdown link, relative to the exercise's folder:
+    `notebooks/LL_name.ipynb` (a lesson) and `exNN_name.py` / `.ipynb` / `README.md` (the folder's own)."""
+    text = re.sub(r"`(notebooks/\d\d_\w+\.ipynb)`", r"[`\1`](../../\1)", text)
+    return re.sub(r"(?<!\[)`((?:ex\d\d_\w+\.(?:py|ipynb))|README\.md)`(?!\])", r"[`\1`](\1)", text)
+
+
 def make_notebook(folder, stub):
-    """The exercise notebook for `folder` (exNN_name) given its stub source."""
+    """The exercise notebook for `folder` (exNN_name) given its stub source: a link to the statement with a
+    one-paragraph summary (the statement itself is README.md, never copied), the stub's cell, the check cell."""
     import nbformat
     name = os.path.basename(folder)
     readme = os.path.join(folder, "README.md")
     statement = open(readme, encoding="utf-8").read() if os.path.exists(readme) else f"# {name}"
+    title, prose, lesson = summary(statement)
     functions = ", ".join(_functions(stub))
+    after = (f"It follows lesson [{lesson.group(1)}](../../{lesson.group(0)}). " if lesson else "")
+    intro = (f"# {title or name}\n\n{prose}\n\n**The statement is [`README.md`](README.md)**: what to write, the "
+             f"rule, the examples, the errors and how it is graded. Read it first; this "
+             f"notebook holds only your code and the check. {after}To work in a file instead, copy "
+             f"`{name}.py` (the same stub).")
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.cells = [
-        nbformat.v4.new_markdown_cell(statement.rstrip("\n")),
+        nbformat.v4.new_markdown_cell(_linked(intro)),
         nbformat.v4.new_markdown_cell("## Your code\n\nReplace each `raise NotImplementedError(...)` below and "
                                       "run the cell, then run the check cell. Until then the check says the "
                                       "function is not written yet."),
         nbformat.v4.new_code_cell(stub.rstrip("\n")),
-        nbformat.v4.new_markdown_cell("## Check yourself\n\nThe same public and hidden cases as "
-                                      f"`python -m specdec.grade {name}.ipynb`, run here in your session: failures "
-                                      "first, then one most likely cause. (Only the command line, which runs your "
-                                      "file in a sandbox, decides the plain-Python bonus.)"),
+        nbformat.v4.new_markdown_cell(_linked(
+            "## Check yourself\n\nThe same public and hidden cases as "
+            f"`python -m specdec.grade {name}.ipynb`, run here in your session: failures first, then one most "
+            "likely cause. (Only the command line, which runs your file in a sandbox, decides the plain-Python "
+            f"bonus.) The statement's section \"How it is graded\" in `README.md` says what each case checks.")),
         nbformat.v4.new_code_cell(f'from grader import check\n\ncheck({functions}, exercise="{name[:4]}")'),
     ]
     return nb

@@ -25,7 +25,7 @@ the seed (that is what makes the diagnosis in `diagnose.py` work).
     >>> [c.name for c in ex.cases(0)][:3]
     ['example 1: all accepted, bonus', 'example 1: all accepted, bonus (renamed)', 'example 2: both accepted, no row K']
     >>> [c.name for c in ex.cases(0) if c.is_twin][-1]
-    'len(target_probs) < K raises (its valid twin)'
+    'a negative entry raises (its valid twin)'
 """
 
 import hashlib

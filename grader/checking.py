@@ -14,6 +14,7 @@ left to the command-line grader, which runs the file in a sandbox without NumPy.
 import sys
 
 from . import inprocess, verdict
+from .notebook import localize
 from .registry import exercise as get_exercise, exercise_for
 
 
@@ -24,7 +25,31 @@ def _in_jupyter():
     return ip is not None and type(ip).__module__.split(".")[0] in ("IPython", "ipykernel")
 
 
-def check(*functions, exercise=None, quiet=None, seed=0, cases=None, key=None):
+def _cell_label(filename):
+    """'In[5]' for a file name IPython gave the code of the cell it ran fifth, else None."""
+    shell = sys.modules.get("IPython")
+    ip = getattr(shell, "get_ipython", lambda: None)() if shell is not None and _in_jupyter() else None
+    try:
+        label = ip.compile.format_code_name(filename) if ip is not None else None
+    except Exception:   # another IPython: its own way of naming cells, or none
+        return None
+    return label[1] if isinstance(label, tuple) and len(label) == 2 and isinstance(label[1], str) else None
+
+
+def _in_cells(outcomes, filename):
+    """Place the exceptions raised in a live session's cell as 'cell In[5], line 2' (in place)."""
+    label = _cell_label(filename)
+    if label is None:
+        return
+    for outcome in outcomes:
+        for result in (outcome or {}).get("results", []):
+            for key in ("raised", "unconvertible"):
+                info = result.get(key)
+                if info and isinstance(info.get("line"), int) and "where" not in info:
+                    info["where"] = f"cell {label}, line {info['line']}"
+
+
+def check(*functions, exercise=None, quiet=None, seed=0, cases=None, key=None, where=None):
     """Grade `functions` (defined anywhere, a notebook cell included) on `exercise`; return the Report.
 
     With one function and one expected name, the function's own name does not
@@ -33,7 +58,10 @@ def check(*functions, exercise=None, quiet=None, seed=0, cases=None, key=None):
     defaults to the one whose function has the first argument's name.
     `quiet=None` prints the table except in Jupyter, where the returned Report
     displays itself. `cases`: run these instead of the exercise's cases for `seed` (the practice ones),
-    `key` naming them for the diagnosis's cache (`diagnose.signatures`).
+    `key` naming them for the diagnosis's cache (`diagnose.signatures`). `where`: the line -> (cell, line) map
+    of the notebook the functions were read from (`notebook.notebook_to_script`), so that an exception's place
+    reads "cell 3, line 2" (the practice checker on a notebook); in a live Jupyter session, a function defined
+    in a cell is placed as "cell In[5], line 2", the cell's execution count as Jupyter shows it beside the cell.
     """
     if not functions:
         raise TypeError("check() needs the function to grade, e.g. check(verify_speculative_tokens)")
@@ -52,6 +80,10 @@ def check(*functions, exercise=None, quiet=None, seed=0, cases=None, key=None):
             raise ValueError(f"{ex.name} needs {', '.join(ex.functions)}; missing {', '.join(missing)}")
     cases = ex.cases(seed) if cases is None else tuple(cases)
     outcomes = [inprocess.run_case(table, case, learner=True) for case in cases]
+    if where:
+        localize(outcomes, where)
+    else:
+        _in_cells(outcomes, inprocess._display(table))
     report = verdict.build(ex, seed, cases, outcomes, sandbox="in-process", key=key)
     if ex.bonus:
         report.bonus_note = (f"plain-Python bonus (+{ex.bonus}): decided by `python -m specdec.grade`, which runs "

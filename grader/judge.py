@@ -13,6 +13,7 @@ cases can show them too:
 """
 
 import math
+import re
 
 from .protocol import Foreign
 
@@ -118,17 +119,40 @@ def returns_judge():
     return with_spec(judge, "returns")
 
 
-def raises_judge(exception):
-    """The call must raise `exception` (or a subclass of it)."""
+ROW_NAME = re.compile(r"\b((?:draft|target)_probs)\[(\d{1,9})\]")
+
+
+def row_names(message):
+    """The rows a message names, as `draft_probs[i]` or `target_probs[i]`, in order, each once.
+
+    >>> row_names("target_probs[1][0] is -0.5; see target_probs[1] and draft_probs[0]")
+    ['target_probs[1]', 'draft_probs[0]']
+    """
+    out = []
+    for match in ROW_NAME.finditer(str(message)):
+        name = f"{match.group(1)}[{int(match.group(2))}]"
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def raises_judge(exception, names=None):
+    """The call must raise `exception` (or a subclass of it); with `names`, a message that names exactly those
+    rows (`row_names`): a message naming every row cannot pass for one that names the row at fault."""
     def judge(outcome):
         if "results" in outcome and "raised" in outcome["results"][0]:
             info = outcome["results"][0]["raised"]
-            if exception in info["builtin_types"]:
-                return True, ""
-            return False, f"expected {exception}, but it {raised_text(info)}"
+            if exception not in info["builtin_types"]:
+                return False, f"expected {exception}, but it {raised_text(info)}"
+            if names is not None and row_names(info.get("message", "")) != list(names):
+                return False, (f"raised {exception} as it should, but its message must name the row at fault, "
+                               "as draft_probs[i] or target_probs[i], and no other row")
+            return True, ""
         value, problem = single(outcome)
         return False, problem or f"expected {exception}, but it returned {describe(value)}"
-    return with_spec(judge, "raises", exception=exception)
+    if names is None:
+        return with_spec(judge, "raises", exception=exception)
+    return with_spec(judge, "raises", exception=exception, names=list(names))
 
 
 def _number_problem(got, expected, tol):

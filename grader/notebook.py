@@ -421,3 +421,34 @@ def notebook_to_script(text, deadline=None):
         lines += cell
         where += [(number, i) for i in range(1, len(cell) + 1)]
     return "\n".join(lines) + "\n", where
+
+
+def locate(info, where):
+    """Turn the script line of an exception's `info` into 'cell 3, line 2' for a notebook (in place).
+
+    `where` is `notebook_to_script`'s map: the cell is numbered by its place in the notebook, counting every
+    cell (markdown too) from 1 at the top, the line within that cell's own source from 1. The command-line
+    grader and the practice checker (`practice.py`) both say it this way.
+
+    >>> script, where = notebook_to_script('{"cells": [{"cell_type": "markdown", "source": "# A"}, '
+    ...                                    '{"cell_type": "code", "source": "x = 1\\\\ny = 1 / 0"}]}')
+    >>> info = {"line": script.splitlines().index("y = 1 / 0") + 1}
+    >>> locate(info, where)["where"]
+    'cell 2, line 2'
+    """
+    line = info.get("line")
+    if where and isinstance(line, int) and 0 < line <= len(where):
+        info["where"] = "grader's notebook stand-in" if where[line - 1] is None else \
+            "cell {}, line {}".format(*where[line - 1])
+    return info
+
+
+def localize(outcomes, where, load_error=None):
+    """`locate` every exception the outcomes (and a load error) report, in place."""
+    for outcome in outcomes:
+        for result in (outcome or {}).get("results", []):
+            for key in ("raised", "unconvertible"):
+                if key in result:
+                    locate(result[key], where)
+    if load_error:
+        locate(load_error, where)

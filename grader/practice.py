@@ -16,15 +16,27 @@ import argparse
 import os
 import re
 import sys
+import traceback
 
+from . import worker
 from .checking import check
-from .notebook import NotebookError, notebook_to_script
+from .notebook import NotebookError, locate, notebook_to_script
 from .registry import FOLDERS, PRACTICE_KEY, exercise, practice_cases
 
 
 def _exercise_of(path):
     match = re.search(r"(?<![a-z0-9])(ex\d\d)(?!\d)", os.path.basename(path).lower())
     return match.group(1) if match else None
+
+
+def _place(exc, filename, where):
+    """' (cell 3, line 2)' (a notebook) or ' (line 12)' for where `exc` left the learner's file, else ''."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    line = frames[-1].lineno if frames else getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+    if not isinstance(line, int):
+        return ""
+    info = locate({"line": line}, where)
+    return f" ({info.get('where') or f'line {line}'})"
 
 
 def main(argv=None):
@@ -39,23 +51,27 @@ def main(argv=None):
     try:
         with open(args.file, encoding="utf-8", errors="replace") as f:
             text = f.read()
-        code = notebook_to_script(text)[0] if args.file.endswith(".ipynb") else text
+        code, where = notebook_to_script(text) if args.file.endswith(".ipynb") else (text, None)
     except (OSError, NotebookError) as exc:
         print(f"error: cannot read {args.file}: {exc}", file=sys.stderr)
         return 2
     ex = exercise(name)
+    # The lines a traceback quotes: the script's own (a notebook's file holds JSON, not these lines).
+    worker.SOURCE[args.file] = code.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     scope = {"__name__": "__learner__", "__file__": os.path.abspath(args.file)}
     try:
         exec(compile(code, args.file, "exec"), scope)
     except BaseException as exc:  # their file: say what went wrong, as the grader would
-        print(f"error: running {args.file} raised {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"error: running {args.file} raised {type(exc).__name__}: {exc}{_place(exc, args.file, where)}",
+              file=sys.stderr)
         return 2
     missing = [f for f in ex.functions if not callable(scope.get(f))]
     if missing:
         print(f"error: {args.file} defines no function {', '.join(missing)}", file=sys.stderr)
         return 2
     cases, left_out = (ex.public, list(getattr(ex, "left_out", []))) if not ex.kinds else practice_cases(ex)
-    report = check(*[scope[f] for f in ex.functions], exercise=name, quiet=True, cases=cases, key=PRACTICE_KEY)
+    report = check(*[scope[f] for f in ex.functions], exercise=name, quiet=True, cases=cases, key=PRACTICE_KEY,
+                   where=where)
     print(report.table())
     if left_out:
         print(f"checked by the instructor's grader only: {', '.join(left_out)}")

@@ -34,7 +34,7 @@ def _judge(spec):
     """A judge rebuilt from its spec (plain data)."""
     kind, data = spec["judge"], {k: v for k, v in spec.items() if k != "judge"}
     if kind == "raises":
-        return judge.raises_judge(data["exception"])
+        return judge.raises_judge(data["exception"], data.get("names"))
     if kind == "returns":
         return judge.returns_judge()
     if kind == "verify":

@@ -15,7 +15,8 @@ Scoring rules (stated once, applied everywhere):
 - the table lists failures first and ends with `score: S/MAX` plus ` (+B bonus)`.
 
 Every string a submission controls (exception messages, source lines) goes
-through `clean()` before it reaches a terminal, the JSON, the CSV or the HTML:
+through `clean()` before it reaches a terminal, the JSON, the CSV or the HTML (there, through
+`html_text()`: escaped, with `code` spans as <code>):
 control characters, ANSI escapes and line breaks become `?`, so a submission
 cannot print a fake `score:` line or a second JSON document. A file name names
 a learner, so it must also stay unambiguous: `label()` spells out what
@@ -67,6 +68,23 @@ def label(name):
             out.append(ch)
     shown = "".join(out)
     return shown if shown.isascii() else f"{shown} [{shown.encode('ascii', 'backslashreplace').decode('ascii')}]"
+
+
+def html_text(text, limit=300):
+    """`clean(text)` for an HTML page: every character escaped, and each `code` span (the text between two
+    backticks) shown as <code>code</code>; an unpaired backtick stays a backtick. The text may come from a
+    hostile submission (an exception's message, a source line): nothing in it becomes markup but <code>.
+
+    >>> html_text("line 3: `x = q[i] < 1` <b>")
+    'line 3: <code>x = q[i] &lt; 1</code> &lt;b&gt;'
+    >>> html_text("`<script>` and ` alone")
+    '<code>&lt;script&gt;</code> and ` alone'
+    """
+    parts = clean(text, limit).split("`")
+    if len(parts) % 2 == 0:   # an odd number of backticks: the last one opens no span
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]
+    return "".join(f"<code>{html.escape(part)}</code>" if i % 2 else html.escape(part)
+                   for i, part in enumerate(parts))
 
 
 def csv_cell(text, limit=300):
@@ -194,17 +212,18 @@ class Report:
 
     def _repr_html_(self):
         e = lambda text, limit=300: html.escape(clean(text, limit))
+        t = html_text   # learner-facing sentences: `code` spans as <code>, everything else escaped
         color = "#1a7f37" if self.status == "passed" else "#cf222e"
         parts = [f"<div class='specdec-report'><p><b>{e(self.exercise)} {e(self.title)}</b>"
                  f"{' &middot; ' + e(self.source, 2000) if self.source else ''}<br>"
                  f"<span style='color:{color};font-size:1.2em'><b>{e(self.score_line())}</b></span></p>"]
         if self.error:
-            return "\n".join(parts + [f"<p>cannot grade: {e(self.error)}</p></div>"])
+            return "\n".join(parts + [f"<p>cannot grade: {t(self.error)}</p></div>"])
         if self.diagnosis:
-            parts.append(f"<p>{e(self.diagnosis, 400)}</p>")
+            parts.append(f"<p>{t(self.diagnosis, 400)}</p>")
         if self._uniform_failure():
             parts.append(f"<p style='color:#cf222e'>&#10007; all {len(self.cases)} cases fail: "
-                         f"{e(self._uniform_failure())}</p>")
+                         f"{t(self._uniform_failure())}</p>")
         else:
             parts.append("<table><tr><th style='text-align:left'>case</th><th>points</th><th></th>"
                          "<th style='text-align:left'>message</th></tr>")
@@ -214,8 +233,8 @@ class Report:
                 parts.append(f"<tr style='background:{mark[2]}'><td style='text-align:left'>{e(c.name)}"
                              f"{' <i>(hidden)</i>' if c.hidden else ''}</td><td>{c.earned}/{c.points}</td>"
                              f"<td style='color:{mark[1]}'><b>{mark[0]}</b></td>"
-                             f"<td style='text-align:left'>{e(c.message)}{detail}</td></tr>")
+                             f"<td style='text-align:left'>{t(c.message)}{detail}</td></tr>")
             parts.append("</table>")
         if self.bonus_points:
-            parts.append(f"<p>{e(self.bonus_note, 400)}</p>")
+            parts.append(f"<p>{t(self.bonus_note, 400)}</p>")
         return "\n".join(parts + ["</div>"])

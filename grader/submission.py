@@ -24,7 +24,7 @@ import time
 
 from . import sandbox, session, similar, verdict
 from .cases import case_seed
-from .notebook import MAX_CODE, NotebookError, decode_source, notebook_to_script
+from .notebook import MAX_CODE, NotebookError, decode_source, localize, notebook_to_script
 from .registry import exercise as get_exercise
 from .report import label
 
@@ -60,22 +60,8 @@ def read_code(path, deadline=None, links=True):
     return code, where
 
 
-def _locate(info, where):
-    """Turn a script line into 'cell 3, line 2' for a notebook (in place)."""
-    line = info.get("line")
-    if where and isinstance(line, int) and 0 < line <= len(where):
-        info["where"] = "grader's notebook stand-in" if where[line - 1] is None else \
-            "cell {}, line {}".format(*where[line - 1])
-
-
 def _localize(run, where):
-    for outcome in run.outcomes:
-        for result in (outcome or {}).get("results", []):
-            for key in ("raised", "unconvertible"):
-                if key in result:
-                    _locate(result[key], where)
-    if run.load_error:
-        _locate(run.load_error, where)
+    localize(run.outcomes, where, run.load_error)
 
 
 def _load_message(error, display):

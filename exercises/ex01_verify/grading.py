@@ -1,9 +1,12 @@
 """Exercise 1's cases: `verify_speculative_tokens`, the graded problem (100 points, +10 for plain Python).
 
 Public: the problem's three examples, verbatim (25 points). Hidden (75): one
-kind per edge the rule decides, each generated from the seed so that exactly
-the catalogued mistakes it names fail it (see `cases.generate`), plus random
-drafts and a 5000-token vocabulary. Rows of the edge kinds are multiples of
+kind per edge the rule decides and per decision the statement's table makes (an
+empty residual falls back to p; q(x) = 0 raises; a row that is not a distribution
+raises ValueError naming it, which `raises_judge(names=...)` checks), each generated
+from the seed so that exactly the catalogued mistakes it names fail it (see
+`cases.generate`), plus random drafts and a 5000-token vocabulary. Their points
+are the statement's table (tests/exercises/test_stated_decisions.py). Rows of the edge kinds are multiples of
 1/32, exact in binary floating point, so `u == p(x)/q(x)` is a true tie
 however a submission computes it (`u <= p/q` or `u * q <= p`).
 
@@ -15,25 +18,31 @@ a switch per mistake; it runs in the parent only, for the diagnosis.
 """
 
 import copy
+import math
 
 from exercises.common.rows import dyadic_row, smooth_row
-from exercises.common.twins import checked, renamed_draft, repaired_draft
+from exercises.common.twins import checked, normalised, renamed_draft, repaired_draft
 from exercises.common.verify_dict import verify_judge
 from grader.cases import Case, Exercise, Kind, Mistake
-from grader.judge import raises_judge
+from grader.judge import raises_judge, row_names
 from specdec.verify import verify_speculative_tokens
 
 FUNC = "verify_speculative_tokens"
 NAMES = ("draft_tokens", "draft_probs", "target_probs", "random_samples")
 
 
-def case(name, points, args, hidden=True, hint=""):
-    """A case whose expected value is the reference's answer (or ValueError, if the reference raises)."""
+def case(name, points, args, hidden=True, hint="", row=None):
+    """A case whose expected value is the reference's answer (or ValueError, if the reference raises).
+
+    `row`: the one row at fault ("target_probs[1]"), which the ValueError's message must name (and no other).
+    """
     calls = ({"args": list(args)},)
     try:
         expected = verify_speculative_tokens(*copy.deepcopy(args))
-    except ValueError:
-        return Case(name, points, FUNC, NAMES, calls, raises_judge("ValueError"), hidden, hint, "raises ValueError")
+    except ValueError as exc:
+        assert row is None or row_names(str(exc)) == [row], (row, str(exc))   # the reference names it too
+        judge = raises_judge("ValueError", names=None if row is None else [row])
+        return Case(name, points, FUNC, NAMES, calls, judge, hidden, hint, "raises ValueError")
     return Case(name, points, FUNC, NAMES, calls, verify_judge(expected, calls, NAMES), hidden, hint, repr(expected))
 
 
@@ -46,18 +55,34 @@ def _argmax(row, ties="low"):
     return best
 
 
-def _residual(p, q):
+def _residual(p, q, fallback=True):
     excess = [max(0.0, a - b) for a, b in zip(p, q)]
     mass = sum(excess)
-    return [e / mass for e in excess] if mass > 0 else list(p)
+    return [e / mass for e in excess] if mass > 0 or not fallback else list(p)   # no fallback: 0/0
+
+
+def _check_rows(q, p, rows):
+    """ValueError naming the first row that is not a distribution; rows: "all" checked, "sums" only the sums,
+    "signs" only that every entry is finite and >= 0, "none" nothing."""
+    for name, table in (("target_probs", p), ("draft_probs", q)):
+        for i, row in enumerate(table):
+            total = math.fsum(row)   # nan if an entry is (min and max need not see it)
+            signs = rows in ("all", "signs") and not (min(row) >= 0.0 and max(row) < math.inf and total == total)
+            sums = rows in ("all", "sums") and abs(total - 1.0) > 1e-4
+            if signs or sums:
+                raise ValueError(f"{name}[{i}] is not a distribution")
 
 
 def wrong_verify(tokens, q, p, u, strict=False, stop=True, correction="residual", ties="low",
-                 bonus_row="K", empty_draft=True, lengths=True, swap=False):
+                 bonus_row="K", empty_draft=True, lengths=True, swap=False, rows="all", zero_q=True,
+                 fallback=True):
     """The rule with one switch per known mistake (the defaults are the right rule)."""
     k = len(tokens)
     if lengths and (len(q) != k or len(u) != k or len(p) < k):
         raise ValueError("mismatched lengths")
+    _check_rows(q, p, rows)
+    if zero_q and any(row[x] == 0 for x, row in zip(tokens, q)):
+        raise ValueError("the draft cannot have proposed a token it gives probability 0")
     if not empty_draft and k == 0:
         return {"accepted_tokens": [], "bonus_token": None, "acceptance_count": 0}
     accepted, fix = [], None
@@ -67,7 +92,7 @@ def wrong_verify(tokens, q, p, u, strict=False, stop=True, correction="residual"
         if u[i] < ratio if strict else u[i] <= ratio:
             accepted.append(x)
         elif fix is None:
-            fix = _argmax(top if correction == "p" else _residual(top, bottom), ties)
+            fix = _argmax(top if correction == "p" else _residual(top, bottom, fallback), ties)
             if stop:
                 break
     if fix is None:
@@ -93,6 +118,16 @@ MISTAKES = (
     _mistake("no_length_check", "mismatched lengths do not raise ValueError", lengths=False),
     _mistake("swap_pq", "p and q are swapped: the ratio is p(x)/q(x), target over draft (Example 2 is the "
              "classic trap)", swap=True),
+    _mistake("no_empty_fallback", "a residual max(0, p - q) with no mass is divided by its zero sum; the course "
+             "decides that it falls back to p (the bonus is then argmax p)", fallback=False),
+    _mistake("no_zero_q_check", "a drafted token with q(x) = 0 does not raise ValueError (p(x)/q(x) divides by "
+             "zero): a draft cannot propose a token it gives probability 0", zero_q=False),
+    _mistake("no_row_check", "rows that are not distributions (logits, negative entries, rows that do not sum to "
+             "1) are used as they are; each must raise ValueError naming the row", rows="none"),
+    _mistake("row_sum_only", "a row with a negative entry that still sums to 1 is accepted; every entry must be "
+             "finite and >= 0 as well", rows="sums"),
+    _mistake("row_signs_only", "a row of non-negative weights that does not sum to 1 is accepted; it must sum to "
+             "1 within 1e-4", rows="signs"),
 )
 
 
@@ -156,6 +191,78 @@ def _mismatch(which):
     return make
 
 
+def _empty_residual(rng):
+    """A rejection at step i where p <= q everywhere (p = q less at most 9e-5 in all: within the sum tolerance),
+    earlier steps p == q (accepted by any reading). The rejected row q has two tied largest entries a < b and p
+    keeps b above a, so argmax p = b: falling back to q, to a uniform row or to the argmax of the zero residual
+    (token 0) all differ from falling back to p."""
+    k, vocab = rng.randint(1, 3), rng.randint(3, 5)
+    tokens, q, p, u = _draft(rng, k, vocab, k + rng.randint(0, 1))
+    i = rng.randrange(k)
+    for j in range(i):
+        p[j] = list(q[j])
+    a, b = sorted(rng.sample(range(vocab), 2))
+    rest = iter(dyadic_row(rng, vocab - 2, 8))    # every other entry <= 8/32 < 12/32
+    q[i] = [12 / 32 if j in (a, b) else next(rest) for j in range(vocab)]
+    p[i] = [v - (1e-5 if j == b else 2e-5) if v else 0.0 for j, v in enumerate(q[i])]
+    tokens[i] = rng.choice([j for j in range(vocab) if q[i][j] > 0])
+    u[i] = 1 - rng.randint(1, 15) / 2 ** 20           # above every ratio p(x)/q(x) <= 1 - 2.6e-5
+    return tokens, q, p, u
+
+
+def _zero_q(rng):
+    """A drafted token with q(x) = 0 at step i >= 1, earlier steps p == q (accepted: lazy and eager checks agree).
+
+    Not at step 0: the case's twin (the draft cut before the fault) is then never the empty draft, whose own
+    kinds are another edge."""
+    k, vocab = rng.randint(2, 3), rng.randint(2, 4)
+    tokens, q, p, u = _draft(rng, k, vocab, k + rng.randint(0, 1))
+    i = rng.randrange(1, k)
+    for j in range(i):
+        p[j] = list(q[j])
+    x, rest = rng.randrange(vocab), iter(dyadic_row(rng, vocab - 1))
+    q[i] = [0.0 if j == x else next(rest) for j in range(vocab)]
+    tokens[i] = x
+    return tokens, q, p, u
+
+
+def _bad_row(fault):
+    """A valid draft's twin but for one row that is not a distribution; (args, the row's name).
+
+    A faulty draft row keeps its drafted token's entry > 0, so that the case's twin (the row normalised) is the
+    whole draft, never one cut short."""
+    def make(rng):
+        k, vocab = rng.randint(1, 3), rng.randint(2, 4)
+        tokens, q, p, u = _draft(rng, k, vocab, k + rng.randint(0, 1))
+        which = rng.choice(["draft_probs", "target_probs"])
+        table = q if which == "draft_probs" else p
+        i = rng.randrange(len(table))
+        keep = [tokens[i]] if which == "draft_probs" else []    # entries that stay > 0
+        if fault == "logits":       # scores: some negative, summing to anything but 1
+            row = [0.0]
+            while min(row) >= 0 or abs(sum(row) - 1) < 0.05:
+                row = [round(rng.uniform(0.5, 4) if j in keep else rng.uniform(-4, 4), 2) for j in range(vocab)]
+        elif fault == "weights":    # non-negative, summing to 1/2, 3/2 or 2
+            row = dyadic_row(rng, vocab, rng.choice([16, 48, 64]), positive=keep)
+        else:                       # one entry negative, the row still summing to 1
+            row = dyadic_row(rng, vocab, positive=keep)
+            j, m = rng.choice([y for y in range(vocab) if y not in keep]), rng.randint(1, 8)
+            row[(j + 1) % vocab] += row[j] + m / 32
+            row[j] = -m / 32
+        table[i] = row
+        return (tokens, q, p, u), f"{which}[{i}]"
+    return make
+
+
+def _row_kind(name, points, hint, fault, fails):
+    make = _bad_row(fault)
+
+    def build(rng, kind):
+        args, row = make(rng)
+        return case(kind.name, kind.points, args, hint=kind.hint, row=row)
+    return Kind(name, points, hint, build, frozenset(fails))
+
+
 def _smooth(k, vocab, rows):
     def make(rng):
         q = [smooth_row(rng, vocab) for _ in range(k)]
@@ -167,11 +274,11 @@ def _smooth(k, vocab, rows):
 
 RULE = "accept while u_i <= min(1, p_i(x)/q_i(x))"
 KINDS = (
-    _kind("reject at the first step", 4, "a rejection at step 0: nothing accepted, the correction is the bonus",
+    _kind("reject at the first step", 3, "a rejection at step 0: nothing accepted, the correction is the bonus",
           lambda rng: _draft(rng, 2, 3, 2, [rng.randrange(40, 64) / 64 for _ in range(2)]), {"swap_pq"}),
-    _kind("stop at the first rejection", 6, "after a rejection, later draft tokens are not verified",
+    _kind("stop at the first rejection", 5, "after a rejection, later draft tokens are not verified",
           lambda rng: _draft(rng, 3, rng.randint(3, 4), 3 + rng.randint(0, 1)), {"no_stop", "swap_pq"}),
-    _kind("u == p/q is accepted", 5, f"u exactly equal to the ratio: {RULE}, with <=", _boundary, {"strict_less"}),
+    _kind("u == p/q is accepted", 4, f"u exactly equal to the ratio: {RULE}, with <=", _boundary, {"strict_less"}),
     _kind("u = 0 accepts even p(x) = 0", 3, "the rule is u <= min(1, p/q): 0 <= 0 holds", _zero_p(0.0),
           {"strict_less", "swap_pq"}),
     _kind("p(x) = 0 rejects", 3, "a token the target gives probability 0 is rejected for any u > 0",
@@ -179,28 +286,39 @@ KINDS = (
     _kind("ratio above 1 always accepts", 4, "min(1, p/q) is 1 when p(x) > q(x)",
           lambda rng: _draft(rng, rng.randint(1, 2), 3, 3, [rng.randrange(48, 64) / 64 for _ in range(2)]),
           {"swap_pq"}),
-    _kind("correction: residual, not target", 6, "on rejection take the argmax of normalize(max(0, p - q))",
+    _kind("correction: residual, not target", 5, "on rejection take the argmax of normalize(max(0, p - q))",
           lambda rng: _draft(rng, 1, rng.randint(3, 5), 1), {"target_argmax", "swap_pq"}),
     _kind("residual tie -> lower index", 4, "argmax ties go to the lower token index",
           lambda rng: _draft(rng, 1, rng.randint(3, 5), 2), {"tie_high", "swap_pq"}),
     _kind("bonus tie -> lower index", 4, "argmax ties go to the lower token index", _small_u(1, 4, lambda k: 2),
           {"tie_high"}),
-    _kind("all accepted, no row K", 5, "no bonus token unless target_probs has a row K",
+    _kind("all accepted, no row K", 4, "no bonus token unless target_probs has a row K",
           lambda rng: _small_u(rng.randint(1, 3), 3, lambda k: k)(rng), {"bonus_without_row_k"}),
     _kind("K = 0 with a bonus row", 4, "an empty draft: nothing to verify, but row K = 0 gives the bonus",
           lambda rng: ([], [], [dyadic_row(rng, rng.randint(2, 5))], []), {"ignore_k0"}),
     _kind("K = 0, no rows", 2, "an empty draft and no target rows", lambda rng: ([], [], [], []), ()),
-    _kind("rows past K + 1 unused", 3, "the bonus comes from row K, the one right after the draft",
+    _kind("rows past K + 1 unused", 2, "the bonus comes from row K, the one right after the draft",
           _small_u(1, 3, lambda k: 4), ()),
-    _kind("5000-token vocabulary", 5, "a large vocabulary", _smooth(4, 5000, lambda k: k + 1), None),
-    *[_kind(f"random draft {i}", 2, "a random draft", _smooth(k, v, lambda k, r=r: k + r), None)
+    _kind("5000-token vocabulary", 3, "a large vocabulary", _smooth(4, 5000, lambda k: k + 1), None),
+    *[_kind(f"random draft {i}", 1, "a random draft", _smooth(k, v, lambda k, r=r: k + r), None)
       for i, (k, v, r) in enumerate([(1, 2, 1), (3, 4, 1), (5, 3, 0), (4, 6, 1)], start=1)],
-    _kind("len(draft_probs) != K raises", 3, "one draft row per drafted token, else ValueError",
+    _kind("len(draft_probs) != K raises", 2, "one draft row per drafted token, else ValueError",
           _mismatch("draft_probs"), {"no_length_check"}),
-    _kind("len(random_samples) != K raises", 3, "one uniform sample per drafted token, else ValueError",
+    _kind("len(random_samples) != K raises", 2, "one uniform sample per drafted token, else ValueError",
           _mismatch("random_samples"), {"no_length_check"}),
-    _kind("len(target_probs) < K raises", 3, "the target must score every drafted position, else ValueError",
+    _kind("len(target_probs) < K raises", 2, "the target must score every drafted position, else ValueError",
           _mismatch("target_probs"), {"no_length_check"}),
+    _kind("empty residual falls back to p", 4, "p <= q everywhere at a rejection (rows within the sum tolerance): "
+          "the residual has no mass, and the course decides it falls back to p", _empty_residual,
+          {"no_empty_fallback", "swap_pq"}),
+    _kind("q(x) = 0 raises", 3, "a drafted token its draft row gives probability 0: ValueError", _zero_q,
+          {"no_zero_q_check"}),
+    _row_kind("a row of logits raises", 3, "a row that is not a distribution (here: logits) raises ValueError "
+              "naming it, as draft_probs[i] or target_probs[i]", "logits", {"no_row_check"}),
+    _row_kind("a row of weights raises", 3, "a row must sum to 1 within 1e-4, else ValueError naming it",
+              "weights", {"no_row_check", "row_signs_only"}),
+    _row_kind("a negative entry raises", 2, "every entry must be finite and >= 0, even in a row summing to 1, "
+              "else ValueError naming the row", "negative", {"no_row_check", "row_sum_only"}),
 )
 
 PUBLIC = (  # the problem's examples, verbatim
@@ -221,5 +339,15 @@ def _rename(rng, example):
     return case(example.name, 0, (*renamed_draft(rng, tokens, q, p), u))
 
 
+def _repaired(args):
+    """A bad input without its fault (`cases.twins`): every row that is not a distribution made one (`normalised`:
+    negative and non-finite entries to 0, then scaled), then the draft cut before any length fault or any drafted
+    token its draft row gives probability 0 (`repaired_draft`)."""
+    tokens, q, p, u = args
+    fix = lambda rows: [list(r) if all(0 <= v < math.inf for v in r) and abs(math.fsum(r) - 1) <= 1e-4
+                        else normalised(r) for r in rows]
+    return repaired_draft(tokens, fix(q), fix(p), u)
+
+
 EXERCISE = Exercise("ex01", "verify_speculative_tokens", (FUNC,), PUBLIC, KINDS, MISTAKES, bonus=10,
-                    rename=_rename, repair=checked(verify_speculative_tokens, lambda args: repaired_draft(*args)))
+                    rename=_rename, repair=checked(verify_speculative_tokens, _repaired))

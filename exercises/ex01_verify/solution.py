@@ -5,7 +5,8 @@ right with target row p = target_probs[i] and draft row q = draft_probs[i]: acce
 when random_samples[i] <= min(1, p(x) / q(x)). At the first rejection the bonus token is the argmax of
 normalize(max(0, p - q)) and verification stops. If all K are accepted and target_probs has a row K, the
 bonus token is argmax target_probs[K]; otherwise it is None. Argmax ties go to the lower token index.
-Mismatched lengths and rows that are not distributions raise ValueError naming the argument.
+A residual with no mass falls back to p. Mismatched lengths and a drafted token with q(x) = 0 raise
+ValueError, and so does a row that is not a distribution, its message naming the row (target_probs[1]).
 
     >>> verify_speculative_tokens([0], [[0.8, 0.2]], [[0.2, 0.8]], [0.5])  # 0.5 > 0.2 / 0.8: rejected
     {'accepted_tokens': [], 'bonus_token': 1, 'acceptance_count': 0}

@@ -30,11 +30,14 @@ def case(name, points, logits, t=1.0, hidden=True, hint=""):
 
 
 # ---- the catalogue of known mistakes (trusted, parent only) ------------------------------------------
-def wrong_softmax(logits, temperature=1.0, shift=True, scale="divide", ties="first", greedy=True, validate=True):
+def wrong_softmax(logits, temperature=1.0, shift=True, scale="divide", ties="first", greedy=True, validate=True,
+                  infinite=False):
     """softmax with one switch per known mistake (the defaults are right)."""
     z = [float(v) for v in logits]
+    top_temperature = math.nan if infinite else INF   # infinite: an infinite temperature passes the check
     if validate and (not z or any(v != v or v == INF for v in z) or max(z) == -INF
-                     or type(temperature) is bool or not 0 <= temperature < INF):
+                     or type(temperature) is bool or not 0 <= temperature
+                     or temperature != temperature or temperature == top_temperature):
         raise ValueError("bad input")
     if greedy and temperature == 0:
         top = max(z)
@@ -61,6 +64,8 @@ MISTAKES = (
              "largest logit)", greedy=False),
     _mistake("no_validation", "bad inputs (empty, nan or +inf logits, all -inf, a negative, nan or bool "
              "temperature) do not raise ValueError", validate=False),
+    _mistake("infinite_temperature", "an infinite temperature is not refused (it gives uniform probabilities); the "
+             "statement lists it among the errors: raise ValueError", infinite=True),
 )
 
 
@@ -101,8 +106,8 @@ KINDS = (
           lambda rng: (_logits(rng, 4), round(rng.uniform(0.2, 0.7), 2)), {"temperature_multiplied"}),
     _kind("temperature above 1", 5, "a large temperature flattens",
           lambda rng: (_logits(rng, 4), round(rng.uniform(2.0, 50.0), 1)), {"temperature_multiplied"}),
-    _kind("50000 logits", 6, "a large vocabulary", lambda rng: (_logits(rng, 50000, -20, 20), 0.7), None),
-    _kind("log-probabilities back", 4, "softmax(log p) is p", lambda rng: (
+    _kind("50000 logits", 4, "a large vocabulary", lambda rng: (_logits(rng, 50000, -20, 20), 0.7), None),
+    _kind("log-probabilities back", 3, "softmax(log p) is p", lambda rng: (
         [math.log(w / 10) for w in (lambda c: [c[0], c[1] - c[0], 10 - c[1]])(sorted(rng.sample(range(1, 10), 2)))],
         1.0), ()),
     _kind("temperature 0, tied maxima", 3, "greedy: the first of the tied maxima", _tied_greedy,
@@ -118,6 +123,9 @@ KINDS = (
           lambda rng: (_logits(rng, 3), -round(rng.uniform(0.1, 3.0), 2)), {"no_validation"}),
     _kind("nan temperature raises", 2, "temperature nan: ValueError", lambda rng: (_logits(rng, 3), math.nan),
           {"no_validation"}),
+    _kind("infinite temperature raises", 3, "temperature inf: ValueError (the limit would be uniform, but the "
+          "statement refuses it)", lambda rng: (_logits(rng, rng.randint(2, 5)), INF),
+          {"no_validation", "infinite_temperature"}),
     _kind("bool temperature raises", 2, "a bool is not a number here", lambda rng: (_logits(rng, 3), True),
           {"no_validation"}),
 )

@@ -12,8 +12,10 @@ emitted token, the number of accepted drafts, the bonus, and the joint law of
 (accepted, emitted) when step 0 is certain, which only the later steps decide
 (held to `exact.step_outcomes(p, q, K, "token")`, with rows redrawn until
 every catalogued mistake is exactly right there or caught, as in ex06; `rule_law`
-enumerates each mistake's law). Half of each statistical case's calls are
-replayed in a fresh sandbox and must give the same outputs (`replay.py`).
+enumerates each mistake's law), and the same law on one step whose residual is a
+single token (only resampling from p, or accepting with p(x), can miss it: that
+sets reusing the acceptance uniform, `reused_uniform`, apart from resampling from p).
+Half of each statistical case's calls are replayed in a fresh sandbox and must give the same outputs (`replay.py`).
 Every seed comes from the case, so the same file always gets the same score.
 
     >>> EXERCISE.max_score, sum(c.points for c in EXERCISE.public)
@@ -24,6 +26,9 @@ Every seed comes from the case, so the same file always gets the same score.
     True
     >>> rule_law(q, p, 1, correction="p")[(0, (0,))]   # resampled from p: token 0 again, 1/4 of the rejections
     Fraction(1, 16)
+    >>> q, p = [[F(1, 2), F(1, 4), F(1, 4)]], [[F(1, 8), F(1, 2), F(3, 8)], [F(1), F(0), F(0)]]   # the statement's
+    >>> rule_law(q, p, 1)[(0, (1,))], rule_law(q, p, 1, correction="same_u")[(0, (1,))]   # u reused: 5/9 of 3/8
+    (Fraction(1, 4), Fraction(5, 24))
 """
 
 import random
@@ -58,11 +63,12 @@ def wrong_sample(tokens, q, p, rng, correction="residual", bonus="sample", sourc
     uniform = random.random if source == "module" else rng.random
     accepted, fix = [], None
     for i, x in enumerate(tokens):
-        if uniform() < (p[i][x] if accept == "p" else min(1.0, p[i][x] / q[i][x])):
+        u = uniform()
+        if u < (p[i][x] if accept == "p" else min(1.0, p[i][x] / q[i][x])):
             accepted.append(x)
         elif fix is None:
             row = p[i] if _from_p(correction, i) else residual_distribution(p[i], q[i])
-            fix = argmax(row) if correction == "argmax" else _draw(row, uniform())
+            fix = argmax(row) if correction == "argmax" else _draw(row, u if correction == "same_u" else uniform())
             if stop:
                 break
     if fix is None:
@@ -132,6 +138,9 @@ _CATALOGUE = (
     _mistake("bonus_without_row_k", "a bonus token without row K of target_probs; with only K rows it is None",
              bonus_row="last"),
     _mistake("accept_with_p", "a draft is accepted with probability p(x); it is min(1, p(x)/q(x))", accept="p"),
+    _mistake("reused_uniform", "the correction is drawn with the same uniform u that the acceptance test just "
+             "rejected (u >= min(1, p(x)/q(x)), so the low end of the residual is never drawn); draw a fresh "
+             "u = rng.random() for the correction", correction="same_u"),
 )
 MISTAKES = tuple(m for m, _ in _CATALOGUE)
 RULES = {m.name: s for m, s in _CATALOGUE if "source" not in s}   # the mistakes that change the law
@@ -167,15 +176,25 @@ def _batch(rng, k, q, p):
     return samplers.batch(rng, k, q, p, N)
 
 
+def _first_token_law(q, p, **switch):
+    """[P(first emitted token = y)] of the rule with these switches, K = 1 (from `rule_law`, as floats)."""
+    law = [0.0] * len(p)
+    for (_, block), prob in rule_law(samplers.exact_rows([q]), samplers.exact_rows([p, p]), 1, **switch).items():
+        law[block[0]] += float(prob)
+    return law
+
+
 def _first_token(rng, kind):
-    """K = 1 with rows where both the argmax correction and resampling from p are >= 9 standard errors off."""
+    """K = 1 with rows where the argmax correction, resampling from p and reusing the acceptance uniform for
+    the correction are each >= 9 standard errors off."""
     while True:
         q, p = dyadic_row(rng, 4), dyadic_row(rng, 4)
         beta, r = acceptance_rate(p, q), residual_distribution(p, q)
         base = [min(a, b) for a, b in zip(p, q)]
         wrong = ([m + (1 - beta) * (j == argmax(r)) for j, m in enumerate(base)],
                  [m + (1 - beta) * pj for m, pj in zip(base, p)])
-        if all(q[j] > 0 for j in range(4)) and min(stats.power(w, p, N) for w in wrong) >= 9:
+        if all(q[j] > 0 for j in range(4)) and min(stats.power(w, p, N) for w in wrong) >= 9 and \
+                stats.power(_first_token_law(q, p, correction="same_u"), p, N) >= 9:
             break
     calls = _batch(rng, 1, [q], [p])
     return samplers.statistical(kind, FUNC, calls, stats.first_token_judge(calls, p, 4, possible))
@@ -210,6 +229,24 @@ def _later_rows(rng):
     return 3, [_one_hot(3, x0), q, q], [_one_hot(3, x0), p, p, _one_hot(3, rng.randrange(3))]
 
 
+def _one_excess_rows(rng):
+    """K = 1 over 3 or 4 tokens, every draft entry > 0, exactly one token with p(y) > q(y): whatever rejects, the
+    correction is that token (reusing the acceptance uniform gives it too, and so does the argmax, whose bonus
+    from a one-hot row K is right as well; resampling from p does not)."""
+    vocab = rng.randint(3, 4)
+    while True:
+        q, p = dyadic_row(rng, vocab, positive=range(vocab)), dyadic_row(rng, vocab)
+        if sum(a > b for a, b in zip(p, q)) == 1:
+            return 1, [q], [p, _one_hot(vocab, rng.randrange(vocab))]   # a one-hot bonus: the argmax's too
+
+
+def _one_excess(rng, kind):
+    """Only resampling from p (and perhaps accepting with p(x)) are caught here: the other corrections are exact."""
+    mistakes = {name: (lambda q, p, k, switch=switch: rule_law(q, p, k, **switch)) for name, switch in RULES.items()}
+    return samplers.law_case(kind, FUNC, rng, _one_excess_rows, _reference_law, mistakes, {"resample_from_p"},
+                             frozenset({"accept_with_p"}), possible=possible)
+
+
 def _reference_law(q, p, k):
     """The exact law of (n accepted, emitted block), from `theory`'s enumeration (not from `rule_law`)."""
     return step_outcomes(lambda s: p[len(s)], lambda s: q[len(s)], k, "token")
@@ -220,7 +257,7 @@ def _later_steps(rng, kind):
     are exactly right (both also fail cases of their own); a bonus without row K is exactly right (row K exists)."""
     mistakes = {name: (lambda q, p, k, switch=switch: rule_law(q, p, k, **switch)) for name, switch in RULES.items()}
     return samplers.law_case(kind, FUNC, rng, _later_rows, _reference_law, mistakes,
-                             {"late_correction_from_p", "resample_from_p", "accept_with_p"},
+                             {"late_correction_from_p", "resample_from_p", "accept_with_p", "reused_uniform"},
                              frozenset({"argmax_not_sampled", "no_stop"}), possible=possible)
 
 
@@ -242,8 +279,10 @@ KINDS = (
     _kind("len(draft_probs) != K raises", 4, "one draft row per drafted token", _invalid("draft_probs")),
     _kind("len(target_probs) < K raises", 4, "the target must score every drafted position", _invalid("target_probs")),
     _kind("q(x) = 0 raises", 3, "the draft cannot have proposed a token it gives probability 0", _invalid("q")),
-    _kind("first token ~ p", 10, "the first emitted token must be distributed as p: sample the correction from the "
-          "residual", _first_token, None),
+    _kind("first token ~ p", 7, "the first emitted token must be distributed as p: sample the correction from the "
+          "residual, with a fresh uniform", _first_token, None),
+    _kind("one token with p > q: the correction", 3, "on a rejection the correction comes from the residual "
+          "normalize(max(0, p - q)), not from p: here only one token has p(y) > q(y)", _one_excess, None),
     _kind("mean accepted drafts", 7, "accept x with probability min(1, p(x)/q(x)) at every step", _mean_accepted,
           None),
     _kind("bonus ~ p_K", 6, "after a full acceptance, sample the bonus from row K", _bonus, None),

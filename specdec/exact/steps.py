@@ -42,6 +42,20 @@ def _pick(row, how):
     return {argmax(row): 1} if how == "argmax" else {y: v for y, v in enumerate(row) if v}
 
 
+def _pick_above(row, keep):
+    """{token: probability} of the token drawn from `row` by inverting its running sum at the uniform u that was
+    just rejected (u >= keep, so u is uniform on [keep, 1)): the catalogued mistake of reusing the acceptance
+    uniform for the correction. Token y takes u in [row[0] + ... + row[y - 1], row[0] + ... + row[y])."""
+    out, low = {}, 0
+    for y, v in enumerate(row):
+        high = low + v
+        share = min(high, 1) - max(low, keep)
+        if v and share > 0:
+            out[y] = share / (1 - keep)
+        low = high
+    return out
+
+
 # ---- one step of each rule: (probability, n kept, emitted block) ----------------------------------------
 def _drafts(q, ctx, gamma):
     """Every drafted block x_1..x_gamma with its probability under q (only blocks with mass)."""
@@ -88,7 +102,9 @@ def _token(p, q, gamma, ctx, reported="q", correction="residual", bonus="sample"
             elif keep < 1:
                 from_p = correction == "p" or (correction == "p_after_step_0" and s)
                 row = prow if from_p else _residual(prow, seen)
-                for y, v in _pick(row, "argmax" if correction == "argmax" else "sample").items():
+                picks = _pick_above(row, keep) if correction == "same_u" else \
+                    _pick(row, "argmax" if correction == "argmax" else "sample")
+                for y, v in picks.items():
                     out += walk(s + (x,), kept, y, prob * qx * (1 - keep) * v)
         return out
     return walk((), (), None, 1)
@@ -228,7 +244,8 @@ STEPS = {"token": _token, "block": _block, "tree": _tree, "greedy": _greedy, "ty
 # mistake (the exercises' catalogues) or a shipped production bug. "block-per-token" is block verification with
 # the token rule's test and residual, as vllm-ascend#7807 shipped it.
 VARIANTS = {
-    "token": {"reported": ("q", "one-hot", "ones"), "correction": ("residual", "p", "p_after_step_0", "argmax"),
+    "token": {"reported": ("q", "one-hot", "ones"), "correction": ("residual", "p", "p_after_step_0", "argmax",
+                                                       "same_u"),
               "bonus": ("sample", "argmax"), "accept": ("ratio", "p"), "stop": (True, False)},
     "block": {"reported": ("q", "one-hot", "ones"), "test": ("block", "token"), "keep": ("last", "first"),
               "ratio_q": (True, False), "mass_weight": (True, False), "residual_weight": (True, False),

@@ -41,12 +41,15 @@ def test_ex01_stub_and_statement_keep_the_template_verbatim():
 def test_a_lookup_table_of_the_shipped_cases_earns_no_hidden_point_under_a_secret_seed(tmp_path):
     shipped = exercise("ex01").cases(0)
     key = lambda args: hashlib.sha256(json.dumps(args).encode()).hexdigest()
-    table = {key(c.calls[0]["args"]): c.expected or "None" for c in shipped}   # a repaired twin: any answer
+    # a repaired twin: any answer; a bad row's ValueError names the row the case's judge wants named
+    names = lambda c: " ".join(c.judge.spec.get("names") or []) if c.expected == "raises ValueError" else ""
+    table = {key(c.calls[0]["args"]): (c.expected or "None") + (" " + names(c) if names(c) else "") for c in shipped}
     path = tmp_path / "ex01_table.py"
     path.write_text("import hashlib, json\nTABLE = " + repr(table) + "\n"
                     "def verify_speculative_tokens(*args):\n"
                     "    answer = TABLE[hashlib.sha256(json.dumps(list(args)).encode()).hexdigest()]\n"
-                    "    if answer == 'raises ValueError':\n        raise ValueError('from the table')\n"
+                    "    if answer.startswith('raises ValueError'):\n"
+                    "        raise ValueError('from the table: ' + answer)\n"
                     "    return eval(answer)\n")
     assert grade_file(str(path), timeout=5.0, seed=0).score == 100
     secret = grade_file(str(path), timeout=5.0, seed=SECRET)

@@ -74,7 +74,9 @@ def test_ex04_statistics_pass_another_correct_sampler_and_measure_the_argmax_one
     argmax = load(os.path.join(SUBS, "ex04", "wrong_argmax_not_sampled.py")).speculative_sample
     report = check(argmax, exercise="ex04", quiet=True)
     failed = {c.name: c.message for c in report.cases if not c.passed}
-    assert sorted(failed) == ["bonus ~ p_K", "first token ~ p"]
+    # "steps after the first" holds the argmax to its law where the rows make it wrong (it may be exact there)
+    assert {"bonus ~ p_K", "first token ~ p"} <= set(failed) <= {"bonus ~ p_K", "first token ~ p",
+                                                                 "steps after the first: joint law"}
     # The case's rows were drawn so that the argmax correction is >= 9 standard errors off (ex04._first_token).
     z = float(re.search(r"\|z\| = ([0-9.]+)", failed["first token ~ p"]).group(1))
     assert z > 4.5

@@ -33,6 +33,12 @@ def _two_mistakes(draft_tokens, draft_probs, target_probs, random_samples):
     k = len(draft_tokens)
     if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
         raise ValueError("lengths")
+    for name, rows in (("target_probs", target_probs), ("draft_probs", draft_probs)):
+        for i, row in enumerate(rows):
+            if min(row) < 0 or abs(sum(row) - 1) > 1e-4:
+                raise ValueError(f"{name}[{i}] is not a distribution")
+    if any(row[x] == 0 for x, row in zip(draft_tokens, draft_probs)):
+        raise ValueError("a drafted token has q(x) = 0")
 
     def top(row):
         return max(range(len(row)), key=lambda j: (row[j], j))

@@ -30,6 +30,12 @@ def _validates_only(draft_tokens, draft_probs, target_probs, random_samples):
     k = len(draft_tokens)
     if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
         raise ValueError("lengths do not match")
+    for name, rows in (("target_probs", target_probs), ("draft_probs", draft_probs)):
+        for i, row in enumerate(rows):
+            if min(row) < 0 or abs(sum(row) - 1) > 1e-4:
+                raise ValueError(f"{name}[{i}] is not a distribution")
+    if any(row[x] == 0 for x, row in zip(draft_tokens, draft_probs)):
+        raise ValueError("a drafted token has q(x) = 0")
     return {"accepted_tokens": [], "bonus_token": -1, "acceptance_count": 0}
 
 
@@ -37,8 +43,10 @@ def _strict_sums(draft_tokens, draft_probs, target_probs, random_samples):
     """A correct verifier whose row check is over-strict (sums within 1e-15): it refuses some valid smooth rows."""
     import math
     from specdec import verify_speculative_tokens
-    if any(abs(math.fsum(r) - 1) > 1e-15 for r in list(draft_probs) + list(target_probs)):
-        raise ValueError("a row does not sum to 1")
+    for name, rows in (("draft_probs", draft_probs), ("target_probs", target_probs)):
+        for i, row in enumerate(rows):
+            if abs(math.fsum(row) - 1) > 1e-15:
+                raise ValueError(f"{name}[{i}] does not sum to 1")
     return verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples)
 
 
@@ -49,7 +57,10 @@ def test_raising_valueerror_on_every_input_earns_no_validation_points(name):
     raises = [c for c in exercise(name).cases(0) if c.expected == "raises ValueError"]
     assert raises and report.score == 0 and report.status == "failed"
     by_name = {c.name: c for c in report.cases}
-    assert all("on the same input without its fault" in by_name[c.name].message for c in raises)
+    # ex01's rows that are not distributions: the message must also name the row at fault, and "no" names none
+    assert all("on the same input without its fault" in by_name[c.name].message
+               or "must name the row at fault" in by_name[c.name].message for c in raises)
+    assert any("on the same input without its fault" in by_name[c.name].message for c in raises)
 
 
 @pytest.mark.slow
@@ -59,12 +70,35 @@ def test_validation_that_discriminates_keeps_its_points():
     assert {c.name for c in report.cases if c.passed} == set(raises) and report.score == sum(raises.values()) > 0
 
 
+@pytest.mark.slow
+def test_naming_every_row_or_raising_everywhere_earns_nothing_for_ex01s_bad_rows():
+    """The row cases want a ValueError whose message names the row at fault and no other: a message that names
+    every row gives nothing away, and naming the right row while raising on every input earns nothing either."""
+    def every_row(tokens, q, p, u):
+        raise ValueError(" ".join(f"draft_probs[{i}] target_probs[{i}]" for i in range(8)))
+
+    def right_row_always(tokens, q, p, u):
+        from specdec import verify_speculative_tokens
+        try:
+            verify_speculative_tokens(tokens, q, p, u)
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        raise ValueError("target_probs[0] is wrong")   # valid input too: its twin raises
+    rows = [c.name for c in exercise("ex01").cases(0) if c.name.startswith(("a row of", "a negative entry"))
+            and not c.is_twin]
+    assert len(rows) == 3
+    for fn in (every_row, right_row_always):
+        by_name = {c.name: c for c in check(fn, exercise="ex01", quiet=True).cases}
+        assert not any(by_name[n].passed for n in rows), fn.__name__
+
+
 def test_an_over_strict_check_costs_only_the_cases_it_breaks():
-    """The 1e-15 sum check refuses the smooth rows (random drafts, the 5000-token vocabulary), nothing else: its
-    length checks keep their points, and no diagnosis blames them."""
+    """The 1e-15 sum check refuses the smooth rows (random drafts, the 5000-token vocabulary) and the rows within
+    the sum tolerance (the empty residual's), nothing else: its length and row checks keep their points, and no
+    diagnosis blames them."""
     report = check(_strict_sums, exercise="ex01", quiet=True)
     failed = {c.name for c in report.cases if not c.passed}
-    assert failed and all(n.startswith(("random draft", "5000-token")) for n in failed), failed
+    assert failed and all(n.startswith(("random draft", "5000-token", "empty residual")) for n in failed), failed
     assert all(c.passed for c in report.cases if "raises" in c.name) and 85 <= report.score < 100
     assert "do not raise ValueError" not in report.diagnosis
 

@@ -25,6 +25,18 @@ def _law(row, how):
     return {j: v / sum(row) for j, v in enumerate(row) if v}
 
 
+def _reused(row, keep):
+    """The token `row` gives when its CDF is inverted at the acceptance uniform u that was rejected: u is
+    uniform on [keep, 1); token y is the first whose running share of the row exceeds u."""
+    total, out = sum(row), {}
+    bounds = [sum(row[:j], F(0)) / total for j in range(len(row) + 1)]
+    for y in range(len(row)):
+        overlap = max(F(0), min(bounds[y + 1], F(1)) - max(bounds[y], keep))
+        if row[y] and overlap:
+            out[y] = overlap / (1 - keep)
+    return out
+
+
 def token_reference(q, p, k, correction="residual", bonus="sample", stop=True, accept="ratio"):
     """{(n accepted, emitted block): probability}; an output whose kept tokens are not a draft prefix: NOT_PREFIX."""
     out = {}
@@ -49,7 +61,9 @@ def token_reference(q, p, k, correction="residual", bonus="sample", stop=True, a
                 excess = [max(0, a - b) for a, b in zip(p[i], q[i])]
                 from_p = correction == "p" or (correction == "p_after_step_0" and i > 0)
                 row = p[i] if from_p or not sum(excess) else excess
-                for y, v in _law(row, "argmax" if correction == "argmax" else "sample").items():
+                law = _reused(row, keep) if correction == "same_u" else \
+                    _law(row, "argmax" if correction == "argmax" else "sample")
+                for y, v in law.items():
                     walk(i + 1, drafted + (x,), kept, y, prob * qx * (1 - keep) * v)
     walk(0, (), (), None, 1)
     return out
@@ -170,3 +184,28 @@ def test_a_value_no_variant_has_is_refused_by_name():
         step_outcomes(p, q, 1, "block", keep=1)
     with pytest.raises(TypeError, match="stop is not an option of rule 'block'"):
         step_outcomes(p, q, 1, "block", stop=False)
+
+
+@pytest.mark.slow
+def test_reusing_the_acceptance_uniform_has_the_law_a_simulation_gives():
+    """correction="same_u" against a simulation of the mistake itself (one uniform for the test and the draw)."""
+    q, p = [[F(1, 2), F(1, 4), F(1, 4)]], [[F(1, 8), F(1, 2), F(3, 8)], [F(1), F(0), F(0)]]
+    law = _library("token", q, p, 1, correction="same_u")
+    rng, counts, n = random.Random(5), {}, 40000
+    for _ in range(n):
+        x = rng.choices(range(3), weights=[float(v) for v in q[0]])[0]
+        u = rng.random()
+        if u < min(1, p[0][x] / q[0][x]):
+            key = (1, (x, 0))
+        else:
+            excess = [max(0, a - b) for a, b in zip(p[0], q[0])]
+            cut, y = u * sum(excess), 0
+            while cut >= sum(excess[:y + 1]):
+                y += 1
+            key = (0, (y,))
+        counts[key] = counts.get(key, 0) + 1
+    assert set(counts) == set(_positive(law))
+    for key, prob in _positive(law).items():
+        assert abs(counts[key] / n - float(prob)) < 5 * math.sqrt(float(prob) * (1 - float(prob)) / n), key
+    # Token 1 takes u in [0, 4/5) of the residual [0, 4/5, 1/5]: after rejecting x = 0 (u >= 1/4), fewer than 4/5.
+    assert law[(0, (1,))] != _library("token", q, p, 1)[(0, (1,))]

@@ -32,6 +32,13 @@ def _verify(draft_tokens, draft_probs, target_probs, random_samples):
     k = len(draft_tokens)
     if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
         raise ValueError("lengths do not match")
+    for name, rows in (("target_probs", target_probs), ("draft_probs", draft_probs)):
+        for i, row in enumerate(rows):
+            if not all(0.0 <= v < float("inf") for v in row) or abs(sum(row) - 1.0) > 1e-4:
+                raise ValueError(f"{name}[{i}] is not a probability distribution")
+    for i, (x, row) in enumerate(zip(draft_tokens, draft_probs)):
+        if row[x] == 0:
+            raise ValueError(f"draft_probs[{i}][{x}] is 0: the draft cannot have proposed it")
     accepted = []
     for i, x in enumerate(draft_tokens):
         p, q, u = target_probs[i], draft_probs[i], random_samples[i]

@@ -6,6 +6,13 @@ def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_sa
         return {"accepted_tokens": [], "bonus_token": None, "acceptance_count": 0}
     if not (len(draft_probs) == len(random_samples) == len(draft_tokens) <= len(target_probs)):
         raise ValueError("inputs have mismatched lengths")
+    for name, rows in (("target_probs", target_probs), ("draft_probs", draft_probs)):
+        for i, row in enumerate(rows):
+            if not all(0.0 <= v < float("inf") for v in row) or abs(sum(row) - 1.0) > 1e-4:
+                raise ValueError(f"{name}[{i}] is not a probability distribution")
+    for i, (x, row) in enumerate(zip(draft_tokens, draft_probs)):
+        if row[x] == 0:
+            raise ValueError(f"draft_probs[{i}][{x}] is 0: the draft cannot have proposed it")
     out = []
     for step, token in enumerate(draft_tokens):
         p, q = target_probs[step], draft_probs[step]

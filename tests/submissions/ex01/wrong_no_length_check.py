@@ -10,6 +10,13 @@ def _argmax(row):
 
 
 def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    for name, rows in (("target_probs", target_probs), ("draft_probs", draft_probs)):
+        for i, row in enumerate(rows):
+            if not all(0.0 <= v < float("inf") for v in row) or abs(sum(row) - 1.0) > 1e-4:
+                raise ValueError(f"{name}[{i}] is not a probability distribution")
+    for i, (x, row) in enumerate(zip(draft_tokens, draft_probs)):
+        if row[x] == 0:
+            raise ValueError(f"draft_probs[{i}][{x}] is 0: the draft cannot have proposed it")
     accepted = []
     for x, q, p, u in zip(draft_tokens, draft_probs, target_probs, random_samples):
         if u <= min(1.0, p[x] / q[x]):

@@ -1,0 +1,35 @@
+"""Wrong: divides the residual by its sum even when it has no mass (p <= q everywhere at a rejection, rows that
+sum to 1 only within the tolerance): ZeroDivisionError, the jaymody/picoGPT bug a lesson features. The course
+decides that an empty residual falls back to p."""
+
+
+def _argmax(row):
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:
+            best = j
+    return best
+
+
+def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_samples):
+    k = len(draft_tokens)
+    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
+        raise ValueError("lengths do not match")
+    for name, rows in (("target_probs", target_probs), ("draft_probs", draft_probs)):
+        for i, row in enumerate(rows):
+            if any(not 0.0 <= v < float("inf") for v in row) or abs(sum(row) - 1.0) > 1e-4:
+                raise ValueError(f"{name}[{i}] is not a probability distribution")
+    for i, x in enumerate(draft_tokens):
+        if draft_probs[i][x] == 0:
+            raise ValueError(f"draft_probs[{i}] gives the drafted token {x} probability 0")
+    accepted = []
+    for i, x in enumerate(draft_tokens):
+        p, q, u = target_probs[i], draft_probs[i], random_samples[i]
+        if u <= min(1.0, p[x] / q[x]):
+            accepted.append(x)
+            continue
+        excess = [max(0.0, a - b) for a, b in zip(p, q)]
+        residual = [e / sum(excess) for e in excess]
+        return {"accepted_tokens": accepted, "bonus_token": _argmax(residual), "acceptance_count": len(accepted)}
+    bonus = _argmax(target_probs[k]) if len(target_probs) > k else None
+    return {"accepted_tokens": accepted, "bonus_token": bonus, "acceptance_count": len(accepted)}
