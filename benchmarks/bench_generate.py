@@ -53,8 +53,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from specdec.generation.decode import autoregressive_generate  # noqa: E402
-from specdec.generation.measure import (CLOCKS, TimedTarget, call_costs, compare, fresh_prompts,  # noqa: E402
-                                        predicted_speedup, ratio_difference_ci, visited_contexts)
+from specdec.generation.measure import (TimedTarget, call_costs, compare, fresh_prompts,  # noqa: E402
+                                        predicted_speedup, ratio_difference_ci, sampled_step_ratio,
+                                        visited_contexts)
 from specdec.models import load_pretrained  # noqa: E402
 from specdec.models.data import pydoc_text  # noqa: E402
 from specdec.theory import expected_tokens_per_step  # noqa: E402
@@ -94,19 +95,8 @@ def measure_costs(load, target, prompts, warmup, temperature, tokens, positions)
     steps = visited_contexts(shadow, target, prompts, 4, tokens, temperature)
     per_call, per_step = call_costs(draft, target, texts, temperature, positions=range(1, positions + 1),
                                     clock="cpu", draft_contexts=steps)
-    ratio = None
-    if temperature > 0:
-        contexts, now, rng = [c for s in steps for c in s], CLOCKS["cpu"], np.random.default_rng(0)
-        sampled, greedy = load()[0], load()[0]
-        sampled.propose(warmup[0], temperature, rng)          # untimed: the tempered table is built once per T
-        greedy.argmax_next(warmup[0])
-        t0 = now()
-        for ctx in contexts:
-            sampled.propose(ctx, temperature, rng)
-        t1 = now()
-        for ctx in contexts:
-            greedy.argmax_next(ctx)
-        ratio = (t1 - t0) / (now() - t1)
+    ratio = None if temperature == 0 else sampled_step_ratio(lambda: load()[0], [c for s in steps for c in s],
+                                                              temperature)
     return per_step / per_call[1], {n - 1: per_call[n] / per_call[1] for n in per_call}, per_call[1], ratio
 
 

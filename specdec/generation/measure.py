@@ -274,3 +274,24 @@ def call_costs(draft, target, texts, temperature=0.0, positions=range(1, 10), ba
                     seconds += now() - t0
                 per_call[n].append(seconds / batch)
     return {n: float(np.median(v)) for n, v in sorted(per_call.items())}, float(np.median(per_step))
+
+
+def sampled_step_ratio(new_draft, contexts, temperature=1.0, clock="cpu"):
+    """Seconds of a sampled draft step (`propose` at T) over a greedy one (`argmax_next`), on the SAME contexts.
+
+    `new_draft()` returns a freshly loaded draft: each side runs on its own, cold, so neither times rows the
+    other cached. Give the contexts sampling visits (`visited_contexts`): c measured at T = 1 and at T = 0 on each
+    decoding's own contexts also differs by where those texts go, and this ratio separates the step itself.
+    """
+    now, rng = CLOCKS[clock], np.random.default_rng(0)
+    sampled, greedy = new_draft(), new_draft()
+    sampled.propose(contexts[0], temperature, rng)          # untimed: what is built once per temperature
+    greedy.argmax_next(contexts[0])
+    t0 = now()
+    for ctx in contexts:
+        sampled.propose(ctx, temperature, rng)
+    t1 = now()
+    for ctx in contexts:
+        greedy.argmax_next(ctx)
+    return (t1 - t0) / (now() - t1)
+

@@ -7,6 +7,7 @@ union); the diagnosis must name that fault, not a mistake it does not have.
 
 from grader import check
 from grader.registry import exercise
+from helpers import ex01_argument_checks
 from specdec import verify_speculative_tokens
 
 
@@ -30,15 +31,8 @@ def _a_tuple(*args):
 
 def _two_mistakes(draft_tokens, draft_probs, target_probs, random_samples):
     """ex01 with u < ratio (strict_less) and argmax ties to the higher index (tie_high)."""
+    ex01_argument_checks(draft_tokens, draft_probs, target_probs, random_samples)
     k = len(draft_tokens)
-    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
-        raise ValueError("lengths")
-    for name, rows in (("target_probs", target_probs), ("draft_probs", draft_probs)):
-        for i, row in enumerate(rows):
-            if min(row) < 0 or abs(sum(row) - 1) > 1e-4:
-                raise ValueError(f"{name}[{i}] is not a distribution")
-    if any(row[x] == 0 for x, row in zip(draft_tokens, draft_probs)):
-        raise ValueError("a drafted token has q(x) = 0")
 
     def top(row):
         return max(range(len(row)), key=lambda j: (row[j], j))

@@ -15,7 +15,7 @@ import pytest
 
 from grader import check, grade_file
 from grader.registry import exercise
-from helpers import NEEDS_BWRAP, SUBS
+from helpers import NEEDS_BWRAP, SUBS, ex01_argument_checks
 
 OPTIONS = {"timeout": 2.0, "max_seconds": 8.0, "mode": "bwrap", "seed": 271828}
 
@@ -27,15 +27,7 @@ def _raise_everywhere(*args):
 
 def _validates_only(draft_tokens, draft_probs, target_probs, random_samples):
     """An honest learner half way: the checks written, the walk not yet (a placeholder answer)."""
-    k = len(draft_tokens)
-    if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
-        raise ValueError("lengths do not match")
-    for name, rows in (("target_probs", target_probs), ("draft_probs", draft_probs)):
-        for i, row in enumerate(rows):
-            if min(row) < 0 or abs(sum(row) - 1) > 1e-4:
-                raise ValueError(f"{name}[{i}] is not a distribution")
-    if any(row[x] == 0 for x, row in zip(draft_tokens, draft_probs)):
-        raise ValueError("a drafted token has q(x) = 0")
+    ex01_argument_checks(draft_tokens, draft_probs, target_probs, random_samples)
     return {"accepted_tokens": [], "bonus_token": -1, "acceptance_count": 0}
 
 

@@ -166,3 +166,29 @@ def test_visited_contexts_are_what_the_draft_was_asked(models):
     res = speculative_generate(draft, target, prompt, 15, 3)
     assert len(contexts) == res.draft_calls and contexts[0] == prompt       # the first draft step sees the prompt
     assert all(c[:len(prompt)] == prompt for c in contexts)
+
+
+def test_sampled_step_ratio_runs_each_side_on_its_own_fresh_draft_over_every_context():
+    from specdec.generation.measure import sampled_step_ratio
+
+    made = []
+
+    class Recording:
+        def __init__(self):
+            self.proposed, self.greedy = [], []
+            made.append(self)
+
+        def propose(self, context, temperature, rng):
+            self.proposed.append((tuple(context), temperature))
+            return 0, [1.0]
+
+        def argmax_next(self, context):
+            self.greedy.append(tuple(context))
+            return 0
+
+    contexts = [[1], [1, 2], [3]]
+    ratio = sampled_step_ratio(Recording, contexts, 0.7)
+    assert ratio > 0 and len(made) == 2
+    sampled, greedy = made
+    assert sampled.proposed == [((1,), 0.7)] + [(tuple(c), 0.7) for c in contexts] and not sampled.greedy
+    assert greedy.greedy == [(1,)] + [tuple(c) for c in contexts] and not greedy.proposed
