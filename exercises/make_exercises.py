@@ -108,10 +108,11 @@ def make_notebook(folder, stub):
                                       "function is not written yet."),
         nbformat.v4.new_code_cell(stub.rstrip("\n")),
         nbformat.v4.new_markdown_cell(_linked(
-            "## Check yourself\n\nThe same public and hidden cases as "
-            f"`python -m specdec.grade {name}.ipynb`, run here in your session: failures first, then one most "
-            "likely cause. (Only the command line, which runs your file in a sandbox, decides the plain-Python "
-            f"bonus.) The statement's section \"How it is graded\" in `README.md` says what each case checks.")),
+            "## Check yourself\n\nThe public cases and a case of every hidden kind, run here in your session "
+            f"(as `python -m grader.practice {name}.ipynb` runs them in a terminal, in this folder): failures "
+            "first, then one most likely cause. (The plain-Python bonus is decided by the grader, which runs your "
+            f"file in a sandbox without NumPy.) The statement's section \"How it is graded\" in `README.md` says "
+            "what each case checks.")),
         nbformat.v4.new_code_cell(f'from grader import check\n\ncheck({functions}, exercise="{name[:4]}")'),
     ]
     return nb

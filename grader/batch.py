@@ -1,48 +1,48 @@
-"""Grade a class's folder in parallel; one row per entry, whatever happens.
+"""Grade a class: one row per student and exercise, whatever the class holds, each file in a process of its own.
 
-The folder is read as an LMS delivers it (`collect.py`: files, per-student folders, zip downloads;
-an entry that cannot be graded gets a row saying why). Each file is graded by `grade_file` from its
-own private copy, in its own sandboxes with their own time limits, and in a grading process of its
-own (`grade_apart`): that process parses what the sandbox sends back, reads the notebook, judges. So
-nothing a file does (a reply that takes seconds to parse and holds that process's interpreter lock, a
-notebook that keeps IPython busy, a crash of the grader's own code) can slow, starve or kill the
-grading of another file; a grading process still running GRACE seconds after the submission's time
-is killed, with everything it started, and the row says so. The gradebook (`gradebook.py`) and the
-feedback files (`feedback.py`) are written by this process alone, after every sandbox is gone.
+The class is read by `intake.read_batch` (a folder or an LMS's zip download; every entry one student's upload),
+and each upload's files by `intake.choose` (at most one file per exercise). A student may hand in several
+uploads (Canvas's attachments, a resubmission under a new name): which one counts is a stated policy
+(`POLICIES`): the latest (default), the latest on time, or the best; with `due` (a time.time() value) an
+upload after it is late, as is one the LMS marks late (Canvas's `_LATE_`), and `late_penalty` percent comes off
+a late row's total. Every file the student handed in is listed in their row (`Report.files`).
 
-Each file is graded as the exercise the command names, else as the one its own name gives (ex01_...);
-a file whose name gives none gets a row saying to pass --exercise. Files of one exercise that are
-identical or nearly so are flagged (`similar.py`).
+Each file is graded by `grade_file` from its private copy, in its own sandboxes with their own time limits,
+and in a grading process of its own (`grade_apart`): that process parses what the sandbox sends back, reads
+the notebook, judges. So nothing a file does (a reply that takes seconds to parse, a notebook that keeps
+IPython busy, a crash of the grader's own code) can slow, starve or kill the grading of another file. The
+grading process's own work is bounded in CPU time (GRADER_CPU), never in wall time, which a busy machine
+stretches (issue 25: on a loaded machine 11 of 20 honest ex04 files were "stopped" after 212 s of wall time).
+A file that a time limit stopped, or that the machine could not run, is graded again alone, with nothing
+else running, before its row is believed (`Report.regraded`). In a batch no two submissions' sandboxes run
+at once (`session._Lock`). The gradebook (`gradebook.py`) and the feedback files (`feedback.py`) are written
+by this process alone, after every sandbox is gone.
 
-    >>> import os
-    >>> [os.path.basename(p) for p in submissions_in("tests/submissions/ex03")]
-    ['wrong_no_clip.py', 'wrong_no_empty_fallback.py', 'wrong_no_length_check.py', 'wrong_not_normalized.py']
+    >>> sorted(POLICIES)
+    ['best', 'latest', 'latest-on-time']
 """
 
-import collections
 import os
 import pickle
-import stat
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
-from . import diagnose, session, similar, verdict
-from .collect import collect
+from . import diagnose, intake, similar, verdict
 from .registry import FOLDERS, exercise as get_exercise
 from .report import Report, label
-from .submission import default_max_seconds, grade_file, infer_exercise
 
-GRACE = 30.0  # seconds a grading process may run past the submission's own time (start-up, judging)
+GRADER_CPU = 120.0   # CPU seconds a grading process may spend on its own work (honest files: a few)
+POLL = 1.0           # seconds between two looks at a grading process
+HOST_WALL = 3600.0   # wall seconds after which a grading process is given up as the machine's doing
 GRADING_MEMORY = 3 * 1024 ** 3  # the grading process's address space (honest files: under 400 MB)
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def submissions_in(folder):
-    """Every entry named `*.py` or `*.ipynb` directly in `folder` (not hidden), files or not, sorted by name."""
-    return sorted(os.path.join(folder, n) for n in os.listdir(folder)
-                  if n.endswith((".py", ".ipynb")) and not n.startswith("."))
+POLICIES = {"latest": "the latest upload counts", "latest-on-time": "the latest upload before the due date counts "
+            "(the latest of all, marked late, if none was on time)", "best": "the best-scoring upload counts"}
+BEST_OF = 5   # `best`: the newest uploads graded, at most
 
 
 def _child():
@@ -62,6 +62,7 @@ def _child():
     path, exercise, options, known = pickle.load(sys.stdin.buffer)
     if known:
         diagnose.remember(exercise, options.get("seed", 0), known)
+    from .submission import grade_file
     try:
         result = ("report", grade_file(path, exercise, **options))
     except ValueError as exc:
@@ -70,98 +71,200 @@ def _child():
     out.flush()
 
 
-def grade_apart(path, exercise=None, known=None, **options):
+def _own_cpu(pid):
+    """The CPU seconds process `pid` has spent itself (not its children: the sandboxes are the submission's)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def grade_apart(path, exercise, known=None, **options):
     """`grade_file(path, exercise, **options)` in a grading process of its own; a Report whatever happens to it.
 
-    `known`: the exercise's signatures for this seed (`diagnose.signatures`), if the caller has them:
-    the grading process then need not run the catalogue of mistakes again. Raises ValueError for the
-    grader's own usage errors, as grade_file does.
+    `known`: the exercise's signatures for this seed (`diagnose.signatures`), if the caller has them: the
+    grading process then need not run the catalogue of mistakes again. Raises ValueError for the grader's own
+    usage errors, as grade_file does.
     """
-    limit = session.wall_cap(options.get("max_seconds") or default_max_seconds(options.get("timeout", 10.0))) + GRACE
     code = f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); from grader.batch import _child; _child()"
+    started = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-    try:
-        out, err = proc.communicate(pickle.dumps((path, exercise, options, known if exercise else None)), timeout=limit)
-    except subprocess.TimeoutExpired:
-        proc.kill()  # its sandboxes die with it (bwrap --die-with-parent)
-        proc.communicate()
-        why = f"grading this file took more than {limit:g} s and was stopped (the grader's own work on it ran away)"
-        return _not_graded(path, exercise, options, why)
+    message = pickle.dumps((path, exercise, options, known))
+    why = ""
+    while True:
+        try:
+            out, err = proc.communicate(message, timeout=POLL)
+            break
+        except subprocess.TimeoutExpired:
+            message = None   # sent with the first call
+            if _own_cpu(proc.pid) > GRADER_CPU:
+                why = (f"the grader's own work on this file took more than {GRADER_CPU:g} s of CPU time and was "
+                       "stopped (replies that take long to judge?)")
+            elif time.monotonic() - started > HOST_WALL:
+                why = (f"the machine was too busy to grade this file within {HOST_WALL:g} s (the host's doing, not "
+                       "the file's): regrade it")
+            if why:
+                proc.kill()  # its sandboxes die with it (bwrap --die-with-parent)
+                proc.communicate()
+                report = _not_graded(exercise, options, why, options.get("display") or path)
+                report.stopped, report.host = 1, "busy" in why
+                return report
     if proc.returncode == 0 and out:
         kind, value = pickle.loads(out)  # from our own grading process: the submission never writes there
         if kind == "usage":
             raise ValueError(value)
         return value
     last = (err.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
-    return _not_graded(path, exercise, options, f"the grading process failed (exit code {proc.returncode}): {last}")
+    return _not_graded(exercise, options, f"the grading process failed (exit code {proc.returncode}): {last}",
+                       options.get("display") or path)
 
 
-def _not_graded(path, exercise, options, why):
-    """The row of a file that was not graded: its exercise's cases all failed, or no cases if it has none."""
-    name = exercise or infer_exercise(path)
-    if name not in FOLDERS:
-        return Report(name or "", "", [], 0, error=why, source=label(os.path.basename(path)))
-    ex, seed = get_exercise(name), options.get("seed", 0)
-    return verdict.not_run(ex, seed, ex.cases(seed), why, source=label(os.path.basename(path)))
-
-
-def _grade_one(entry, exercise, options, known, only=None):
-    """The Report of one collected entry: graded in a process of its own, or a row saying why not."""
-    name = exercise or infer_exercise(entry.name) or (only if entry.problem else None)
-    try:
-        if entry.problem:
-            raise ValueError(entry.problem)
-        if name is None:
-            raise ValueError("cannot tell the exercise from the file name (no exNN in it): pass --exercise")
-        mode = os.lstat(entry.path).st_mode
-        if stat.S_ISLNK(mode):  # it could point at the course's solutions or at another learner's file
-            raise ValueError("a symbolic link, not a file: refused (hand in the file itself)")
-        if not stat.S_ISREG(mode):
-            raise ValueError("not a regular file (a folder, FIFO or device): refused")
-        report = grade_apart(entry.path, name, known.get(name), **options, links=False)
-    except (OSError, ValueError) as exc:  # this row says why; the batch goes on
-        report = _not_graded(entry.path or entry.name, name, options, str(exc) or type(exc).__name__)
-    report.student, report.source = entry.student, label(entry.name)
+def grade_settled(path, exercise, known=None, **options):
+    """`grade_apart`, and once more if a time limit stopped the file or the machine could not run it: the
+    second grading is the one kept (`Report.regraded`)."""
+    report = grade_apart(path, exercise, known, **options)
+    if report.stopped or report.host:
+        report = grade_apart(path, exercise, known, **options)
+        report.regraded = True
     return report
 
 
-def grade_folder(folder, exercise=None, jobs=2, progress=True, pattern=None, **options):
-    """Reports for every entry `collect` finds in `folder`, in name order (`options` go to grade_file).
+def _not_graded(exercise, options, why, display=""):
+    """The row of a file that was not graded: its exercise's cases all failed, or no cases if it has none."""
+    if exercise not in FOLDERS:
+        return Report(exercise or "", "", [], 0, error=why, source=display)
+    ex, seed = get_exercise(exercise), options.get("seed", 0)
+    return verdict.not_run(ex, seed, ex.cases(seed), why, source=display)
 
-    Each file is graded as `exercise`, else as the exercise its own name gives; one that names none gets
-    a row saying so. Similar files are flagged (`report.similar`) among those of one exercise.
+
+def _is_late(upload, due):
+    return upload.late or (due is not None and upload.submitted > due)
+
+
+@dataclass
+class Row:
+    """One row of a class: a student and an exercise, what to grade for it, and every file listed."""
+    student: str
+    exercise: str
+    graded: list                  # [(Upload, File, late)] the policy needs graded, oldest first
+    files: list                   # lines: every other file the student handed in, and why it was not graded
+    problem: str = ""             # why there is nothing to grade ("" when there is)
+    uploads: list = field(default_factory=list)
+
+
+def plan(uploads, exercise=None, policy="latest", due=None):
+    """The rows of a class (`Row`): one per student and exercise; the files to grade are those the policy needs
+    (`POLICIES`), every other file of the student is listed with why it is not graded."""
+    if policy not in POLICIES:
+        raise ValueError(f"--policy {policy!r}: choose one of {', '.join(POLICIES)}")
+    students = {}
+    for upload in uploads:
+        students.setdefault(upload.student, []).append(upload)
+    chosen = {id(u): intake.choose(u, exercise) for u in uploads}
+    named = {name for c in chosen.values() for name in c if name}
+    only = exercise or (next(iter(named)) if len(named) == 1 else "")
+    rows = []
+    for student, mine in students.items():
+        mine.sort(key=lambda u: u.recency)
+        attempts, listed = {}, []
+        for upload in mine:
+            for name, (file, rest) in chosen[id(upload)].items():
+                attempts.setdefault(name, []).append((upload, file, _is_late(upload, due)))
+                listed += [f"{r.name}: another file of the same upload (not graded)" for r in rest]
+            listed += [f"{n}: {why}" for n, why in upload.others if (n, why) != (upload.name, upload.problem)]
+            if upload.problem:
+                listed.append(f"{upload.name}: {upload.problem}")
+        unknown = attempts.pop(None, [])
+        listed += [f"{f.name}: cannot tell its exercise from its name (pass --exercise)" for _, f, _ in unknown]
+        for name, tries in attempts.items():
+            graded = tries[-1:] if policy == "latest" else \
+                ([t for t in tries if not t[2]] or tries)[-1:] if policy == "latest-on-time" else tries[-BEST_OF:]
+            left = [f"{f.name}: an earlier upload (not graded: {policy})" for u, f, _ in tries
+                    if not any(f is g[1] for g in graded)]
+            rows.append(Row(student, name, graded, left + listed, "", mine))
+        if not attempts:
+            problem = next((u.problem for u in mine if u.problem), "") or \
+                ("cannot tell the exercise from the file name (no exNN in it): pass --exercise" if unknown
+                 else "nothing to grade")
+            guess = next((intake.exercise_of(u.name) for u in mine if intake.exercise_of(u.name)), None)
+            rows.append(Row(student, exercise or (guess if guess in FOLDERS else only), [], listed, problem, mine))
+    return sorted(rows, key=lambda r: (r.student, r.exercise or ""))
+
+
+def grade_folder(folder, exercise=None, jobs=2, progress=True, pattern=None, policy="latest", due=None,
+                 late_penalty=0.0, **options):
+    """Reports for every row of the class in `folder` (a folder or an LMS's zip), sorted by student and exercise.
+
+    `options` go to grade_file. Each report carries its row: `student`, `person`, `lms`, `late`, `penalty`,
+    `files` (every file the student handed in, and why each was or was not graded). Similar files are flagged
+    (`report.similar`) among the counted files of one exercise.
     """
     if exercise:
         get_exercise(exercise)  # an unknown exercise: the command's error, before any work
-    with tempfile.TemporaryDirectory(prefix="specdec-collect-") as work:
-        entries = collect(folder, work, pattern)
-        named = collections.Counter(exercise or infer_exercise(e.name) for e in entries if e.path)
-        only = exercise or (next(iter(named)) if len(named) == 1 else None)   # for the rows of what is not a file
+    with tempfile.TemporaryDirectory(prefix="specdec-batch-") as work:
+        uploads = intake.read_batch(folder, os.path.join(work, "uploads"), pattern)
+        rows = plan(uploads, exercise, policy, due)
         seed, known = options.get("seed", 0), {}
-        for name, count in named.items():  # with a secret, each file has hidden cases of its own (cases.case_seed)
-            if name in FOLDERS and count > 1 and not seed:  # the shipped cases: the catalogue runs once, not per file
-                ex = get_exercise(name)
-                known[name] = diagnose.signatures(ex, seed, ex.cases(seed))
-        bar = None
-        if progress:
-            try:
-                from tqdm import tqdm
-                bar = tqdm(total=len(entries), desc="grading", unit="file", file=sys.stderr)
-            except ImportError:
-                pass
+        for name in {r.exercise for r in rows if r.graded}:   # once per class: every file has the same cases
+            ex = get_exercise(name)
+            known[name] = diagnose.signatures(ex, seed, ex.cases(seed))
+        jobs_list = [(i, u, f, late) for i, row in enumerate(rows) for (u, f, late) in row.graded]
+        lock = os.path.join(work, "sandbox.lock")
+        bar = _bar(len(jobs_list)) if progress else None
+
+        def grade(job, alone=False):
+            i, upload, file, late = job
+            report = grade_apart(file.path, rows[i].exercise, known.get(rows[i].exercise), display=file.name,
+                                 lock=None if alone else lock, **options)
+            if bar is not None and not alone:
+                bar.update(1)
+            return report
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(_grade_one, e, exercise, options, known, only) for e in entries]
-            reports = []
-            for future in futures:
-                reports.append(future.result())
-                if bar is not None:
-                    bar.update(1)
+            graded = list(pool.map(grade, jobs_list))
         if bar is not None:
             bar.close()
+        for k, job in enumerate(jobs_list):   # stopped by a limit, or not run by the machine: again, alone
+            if graded[k].stopped or graded[k].host:
+                graded[k] = grade(job, alone=True)
+                graded[k].regraded = True
+    by_row = {}
+    for (i, upload, file, late), report in zip(jobs_list, graded):
+        report.late, report.penalty = late, late_penalty if late else 0.0
+        by_row.setdefault(i, []).append((upload, file, report))
+    reports = [_row_report(row, by_row.get(i, []), options, policy) for i, row in enumerate(rows)]
     for name in {r.exercise for r in reports}:
         flagged = similar.groups({r.source: r.fingerprint for r in reports if r.exercise == name and not r.error})
         for r in reports:
             if r.exercise == name:
                 r.similar = flagged.get(r.source, "")
     return reports
+
+
+def _row_report(row, graded, options, policy):
+    """The report of one row: the counted file's (`policy`), with every file of the student listed."""
+    if graded:
+        counted = max(graded, key=lambda g: -1 if g[2].final is None else g[2].final) if policy == "best" \
+            else graded[-1]
+        upload, file, report = counted
+        others = [f"{f.name}: graded, {'not graded' if r.final is None else r.final} (not counted: {policy})"
+                  for u, f, r in graded if r is not report]
+        report.files = [f"{file.name}: counted"] + others + row.files
+    else:
+        report = _not_graded(row.exercise, options, row.problem, "")
+        report.files = row.files
+        report.source = row.uploads[-1].name if row.uploads else label(row.student)
+    report.student = row.student
+    report.person = next((u.person for u in reversed(row.uploads) if u.person), "")
+    report.lms = row.uploads[-1].lms if row.uploads else ""
+    return report
+
+
+def _bar(total):
+    try:
+        from tqdm import tqdm
+        return tqdm(total=total, desc="grading", unit="file", file=sys.stderr)
+    except ImportError:
+        return None

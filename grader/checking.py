@@ -1,6 +1,6 @@
 """check(): grade a function in place, in the learner's own notebook or session.
 
-Runs the same cases as `python -m specdec.grade`, in this process (it is the
+Runs the exercise's cases (public, and one of each hidden kind), in this process (it is the
 learner's own code: no sandbox, no time limit; Ctrl-C interrupts it) and
 returns the Report, which Jupyter shows as a table (`Report._repr_html_`).
 Outside Jupyter it also prints the text table. The plain-Python bonus is
@@ -86,8 +86,8 @@ def check(*functions, exercise=None, quiet=None, seed=0, cases=None, key=None, w
         _in_cells(outcomes, inprocess._display(table))
     report = verdict.build(ex, seed, cases, outcomes, sandbox="in-process", key=key)
     if ex.bonus:
-        report.bonus_note = (f"plain-Python bonus (+{ex.bonus}): decided by `python -m specdec.grade`, which runs "
-                             "your file in a sandbox without NumPy")
+        report.bonus_note = (f"plain-Python bonus (+{ex.bonus}): decided by the grader, which runs your file in a "
+                             "sandbox without NumPy")
     if quiet is False or (quiet is None and not _in_jupyter()):
         print(report.table())
     return report

@@ -26,12 +26,15 @@ the workflow.
 """
 
 import argparse
+import datetime
+import math
 import os
+import re
 import sys
+import tempfile
 
-from . import feedback, gradebook
-from .batch import grade_apart, grade_folder
-from .collect import check_pattern
+from . import feedback, gradebook, intake
+from .batch import POLICIES, grade_folder, grade_settled
 from .registry import FOLDERS
 from .report import clean
 from .sandbox import SandboxError, resolve
@@ -60,8 +63,8 @@ def _parser():
                         help=f"one of {', '.join(FOLDERS)} (default: from the file name, e.g. ex01_verify.py)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON document instead of the table (with --batch: the gradebook)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
-    parser.add_argument("--max-seconds", type=float, help="seconds per submission, all cases and both runs "
+    parser.add_argument("--timeout", type=float, default=10.0, help="CPU seconds per case (default 10)")
+    parser.add_argument("--max-seconds", type=float, help="CPU seconds per submission, all cases and both runs "
                         "(default max(60, 3 * timeout + 30))")
     parser.add_argument("--seed", type=int,
                         help="secret seed for fresh hidden cases "
@@ -70,8 +73,16 @@ def _parser():
                         help="auto (default): bwrap when it works, else a warned fallback to process "
                              "(a --batch refuses that fallback: pass --sandbox process to grade unsandboxed)")
     group = parser.add_argument_group("a class (--batch)")
-    group.add_argument("--batch", metavar="DIR", help="grade every entry of DIR: .py/.ipynb files, per-student "
-                       "folders, LMS zip downloads (Canvas, Moodle); every entry gets a row")
+    group.add_argument("--batch", metavar="DIR_OR_ZIP", help="grade a class: a folder whose every entry is one "
+                       "student's upload (.py/.ipynb files, folders, zips), or the zip an LMS downloads (Canvas, "
+                       "Moodle, a Gradescope export); a row per student and exercise")
+    group.add_argument("--policy", choices=list(POLICIES), default="latest",
+                       help="which of a student's uploads counts: " + "; ".join(f"{k}: {v}" for k, v in
+                                                                               POLICIES.items()))
+    group.add_argument("--due", metavar="WHEN", help="the due date (ISO 8601, e.g. 2026-12-01T23:59+01:00): an "
+                       "upload after it is late (Canvas's _LATE_ marks one late too)")
+    group.add_argument("--late-penalty", type=float, default=0.0, metavar="PERCENT",
+                       help="percent off a late row's total (default 0)")
     group.add_argument("--csv", metavar="FILE", help="the gradebook to write, or to update if it exists")
     group.add_argument("--feedback", metavar="DIR", help="write each learner's report there (.txt and .html)")
     group.add_argument("--student-pattern", metavar="REGEX",
@@ -91,9 +102,29 @@ def _seed(parser, args):
 
 
 def _writable(parser, flag, path, folder_ok=False):
+    """`path` can be written: a file (or, `folder_ok`, a folder) that is new or of that kind, in a writable folder."""
     folder = os.path.dirname(os.path.abspath(path))
-    if (os.path.isdir(path) and not folder_ok) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+    wrong_kind = os.path.isdir(path) if not folder_ok else os.path.exists(path) and not os.path.isdir(path)
+    if wrong_kind or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         parser.error(f"{flag} {path!r}: not a {'folder' if folder_ok else 'file'} in a folder this user can write to")
+
+
+def _times(parser, args):
+    """--timeout and --max-seconds: finite and > 0 (refused before any grading, by every command)."""
+    for flag, value in (("--timeout", args.timeout), ("--max-seconds", getattr(args, "max_seconds", None))):
+        if value is not None and not (math.isfinite(value) and 0 < value < 1e6):
+            parser.error(f"{flag} must be a number of seconds > 0 and finite, got {value}")  # exits with 2
+
+
+def _due(parser, text):
+    """--due as a time.time() value; an ISO 8601 date without a zone is in this machine's zone."""
+    if text is None:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        parser.error(f"--due {text!r}: not a date and time in ISO 8601 (e.g. 2026-12-01T23:59+01:00)")
+    return when.timestamp()
 
 
 def main(argv=None):
@@ -103,12 +134,13 @@ def main(argv=None):
         return commands[argv[0]](argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
-    if not 0 < args.timeout < 1e6 or (args.max_seconds is not None and not 0 < args.max_seconds < 1e6):
-        parser.error("--timeout and --max-seconds must be > 0 seconds (and finite)")  # exits with 2
+    _times(parser, args)
     _seed(parser, args)
     if not args.batch:
         for flag, value in (("--csv", args.csv), ("--jobs", args.jobs), ("--feedback", args.feedback),
-                            ("--student-pattern", args.student_pattern)):
+                            ("--student-pattern", args.student_pattern), ("--due", args.due),
+                            ("--late-penalty", args.late_penalty or None),
+                            ("--policy", None if args.policy == "latest" else args.policy)):
             if value is not None:
                 parser.error(f"{flag} goes with --batch DIR")
     else:
@@ -116,8 +148,8 @@ def main(argv=None):
             parser.error("give either a SUBMISSION or --batch DIR, not both")
         if not args.csv and not args.json:
             parser.error("--batch needs --csv FILE (the gradebook) or --json (the gradebook on stdout)")
-        if not os.path.isdir(args.batch):
-            parser.error(f"--batch {args.batch!r}: not a folder")
+        if not os.path.isdir(args.batch) and not (os.path.isfile(args.batch) and args.batch.lower().endswith(".zip")):
+            parser.error(f"--batch {args.batch!r}: not a folder or a zip file")
         if args.csv:
             _writable(parser, "--csv", args.csv)  # before any grading
         if args.feedback:
@@ -129,6 +161,9 @@ def main(argv=None):
                 check_pattern(args.student_pattern)
             except ValueError as exc:
                 parser.error(str(exc))
+        if not (math.isfinite(args.late_penalty) and 0 <= args.late_penalty <= 100):
+            parser.error(f"--late-penalty must be a percent between 0 and 100, got {args.late_penalty}")
+        args.due = _due(parser, args.due)
     try:
         mode, warning = resolve(args.sandbox)
     except SandboxError as exc:
@@ -147,9 +182,9 @@ def main(argv=None):
     if args.batch:
         return _batch(args, options)
     if not args.submission:
-        parser.error("give a SUBMISSION file, --batch DIR, or a command (release, gradescope, gradebook)")
+        parser.error("give a SUBMISSION file, --batch DIR, or a command (release, gradescope, gradebook, similar)")
     try:
-        report = grade_apart(args.submission, args.exercise, **options)  # in a grading process of its own
+        report = _grade_one(args.submission, args.exercise, options)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -159,11 +194,46 @@ def main(argv=None):
     return report.exit_code
 
 
+def check_pattern(pattern):
+    """`pattern` compiled, or ValueError: it must be a regular expression with a group named `student`."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"--student-pattern {pattern!r} is not a regular expression: {exc}") from None
+    if "student" not in compiled.groupindex:
+        raise ValueError(f"--student-pattern {pattern!r} has no group (?P<student>...) for the student id")
+    return compiled
+
+
+def _grade_one(path, exercise, options):
+    """One file (or one upload: a folder, a zip) through the intake, graded in a process of its own."""
+    if not os.path.lexists(path):
+        raise ValueError(f"no such file: {path}")
+    with tempfile.TemporaryDirectory(prefix="specdec-one-") as work:
+        upload = intake.read_path(path, work)
+        if upload.problem:
+            raise ValueError(f"cannot grade {upload.name}: {upload.problem}")
+        chosen = intake.choose(upload, exercise)
+        named = [n for n in chosen if n]
+        if not named:
+            raise ValueError(f"cannot tell the exercise from the file name {upload.name!r}: pass --exercise ex01 "
+                             "(or name the file ex01_...)")
+        if len(named) > 1:
+            raise ValueError(f"{upload.name} holds files of {', '.join(sorted(named))}: grade one file, or pass "
+                             "--exercise")
+        file, rest = chosen[named[0]]
+        report = grade_settled(file.path, named[0], display=file.name, **options)
+        report.files = [f"{file.name}: graded"] + [f"{r.name}: another file (not graded)" for r in rest] \
+            if rest else []
+        return report
+
+
 def _batch(args, options):
     try:
-        reports = grade_folder(args.batch, args.exercise, args.jobs or 2, pattern=args.student_pattern, **options)
+        reports = grade_folder(args.batch, args.exercise, args.jobs or 2, pattern=args.student_pattern,
+                               policy=args.policy, due=args.due, late_penalty=args.late_penalty, **options)
         if args.csv:
-            written, kept, other_seed = gradebook.update(args.csv, reports, args.seed)
+            written, kept, other_seed = gradebook.update(args.csv, reports, args.seed, args.policy)
         if args.feedback:
             feedback.write(reports, args.feedback)
     except (OSError, ValueError) as exc:
@@ -173,9 +243,12 @@ def _batch(args, options):
         print(gradebook.to_json(reports, args.seed))
     out = sys.stderr if args.json else sys.stdout   # with --json, stdout holds the one JSON document
     errors = [r for r in reports if r.status == "error"]
-    line = f"{len(reports)} entries: {len(reports) - len(errors)} graded"
+    line = f"{len(reports)} rows (students x exercises): {len(reports) - len(errors)} graded"
     if errors:
-        line += f", {len(errors)} could not be graded (the gradebook's error column says why)"
+        line += f", {len(errors)} not graded (the gradebook's error column says why)"
+    regraded = [r for r in reports if r.regraded]
+    if regraded:
+        line += f", {len(regraded)} graded again alone (a limit stopped them, or the machine was busy)"
     if args.csv:
         line += f" -> {args.csv} ({written} rows written" + (f", {kept} kept from before" if kept else "") + ")"
     print(line, file=out)
@@ -219,8 +292,9 @@ def _gradescope(argv):
     parser.add_argument("--seed", type=int, help="the secret seed of the hidden cases (default $SPECDEC_GRADE_SEED); "
                         "it stays inside the zip")
     parser.add_argument("--out", required=True, help="the zip file to write, e.g. autograder.zip")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="CPU seconds per case (default 10)")
     args = parser.parse_args(argv)
+    _times(parser, args)
     _seed(parser, args)
     if not args.seed:
         parser.error("--seed (or SPECDEC_GRADE_SEED) is required: the shipped cases (seed 0) are public")
@@ -247,13 +321,15 @@ def _gradebook(argv):
     args = parser.parse_args(argv)
     _writable(parser, "OUT.csv", args.out)
     try:
-        text = gradebook.merge(args.gradebooks, args.lms)
+        text, warnings = gradebook.merge(args.gradebooks, args.lms)
         with open(args.out, "w", newline="", encoding="utf-8") as f:
             f.write(text)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"{args.out}: {text.count(chr(10)) - 1} students, layout {args.lms}")
+    for warning in warnings:
+        print(f"warning: {clean(warning, 400)}")
     return 0
 
 

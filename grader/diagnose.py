@@ -6,9 +6,12 @@ A mistake's signature is the set of cases it fails, computed by running it in
 this process on the very cases the submission got (so `--seed` cases too).
 The hidden kinds are generated so that every signature is distinct. Then:
 
+0. most failures (two thirds) ran out of time, or were not run because three
+   did: the function does not return; an EOFError: the code calls input();
 1. most failures (two thirds, and at least two) share one message about the
-   result's shape or type (a missing key, a float for a token id, a tuple):
-   that problem first, for it hides any mistake of the rule;
+   result's shape or type (a missing key, a float for a token id, a tuple), or
+   one that says itself what to fix (the right exception, a message that does
+   not name what it should): that problem first, for it hides any mistake of the rule;
 2. the failed set equals a signature: that mistake; or the union of two
    signatures: both mistakes, named; else, when most failures are the same
    exception at the same line, that (NotImplementedError everywhere: not
@@ -63,7 +66,17 @@ def _plain_way(way):
 
 
 SHAPE_START = ("returned a", "the dict has no key", "the dict has an unexpected key", "modified its input",
-               "returned a value the grader could not read", "timed out")
+               "returned a value the grader could not read")
+# A case a time limit stopped, or that was not run because earlier ones were: the function does not return.
+STOPPED = ("timed out after", "stopped after waiting", "not run: 3 cases already timed out",
+           "the submission's total time")
+# A judge's own words that already say what to fix (a right exception, a wrong message).
+SELF_EXPLAINING = ("as it should, but its message",)
+NO_RETURN = ("Most likely cause: the function does not return: {n} of your failed cases ran past their time limit "
+             "or were not run after the third one that did (an endless loop, or a wait for something that never "
+             "comes): run one case yourself and watch it.")
+NO_INPUT = ("Most likely cause: your code calls input(){where}: the grader has no keyboard, so input() gets nothing "
+            "(EOFError): remove the call.")
 SHAPE_IN = ("ids must be ints", "expected an int", "is not len(")
 
 
@@ -91,10 +104,17 @@ def diagnose(failed, sigs, causes):
     names = frozenset(failed)
     if not_started(failed):
         return "Not written yet: every failed case raised NotImplementedError. Write the function, then check again."
+    stopped = [w for w in failed.values() if isinstance(w, str) and w.startswith(STOPPED)]
+    if stopped and 3 * len(stopped) >= 2 * len(failed):
+        return NO_RETURN.format(n=len(stopped))
+    eof = [w for w in failed.values() if isinstance(w, tuple) and w[0] == "EOFError"]
+    if eof:
+        return NO_INPUT.format(where=f" (line {eof[0][1]})" if eof[0][1] else "")
     way, count = collections.Counter(_plain_way(w) for w in failed.values()).most_common(1)[0]
     every = "Every failed case" if count == len(failed) else f"{count} of your {len(failed)} failed cases"
     shared = count >= 2 and 3 * count >= 2 * len(failed)
-    if shared and isinstance(way, str) and _is_shape_message(way):   # it hides any mistake of the rule
+    explains = isinstance(way, str) and (_is_shape_message(way) or any(p in way for p in SELF_EXPLAINING))
+    if shared and explains:   # it hides any mistake of the rule, or says itself what to fix
         return f"{every}: {way}" + ("." if count == len(failed) else ": fix that first.")
     for mistake, sig in sigs.items():
         if sig == names:

@@ -4,25 +4,34 @@
 
 The zip (Gradescope's autograder specification, https://gradescope-autograders.readthedocs.io/en/latest/specs/)
 holds at its root `setup.sh` (run once, as root, when Gradescope builds the image on its Ubuntu base:
-installs Python 3, pip, bubblewrap, and NumPy and IPython for submissions that use them) and
+installs Python 3, pip, bubblewrap, and NumPy, IPython and tqdm for submissions that use them) and
 `run_autograder` (run for every submission: `python3` from PATH, the one setup.sh provisioned, on
-the kit under /autograder/source), plus the kit itself and `config.json` (exercise, seed, time limits).
+the kit under /autograder/source), plus `config.json` (exercise, seed, time limits) and of the kit only
+what grading the one exercise imports (`kit_files`: the engine, that exercise's cases and the library's
+reference; no other exercise, no solution file).
 
 For each submission, `run()`:
 1. closes the grader's folders to everyone but root: /autograder/source (the kit, the seed) and
    /autograder/results (where results.json goes) become mode 0700;
-2. finds the one `.py` or `.ipynb` file in /autograder/submission (any name); none or several
-   give a result of 0 that says so;
-3. grades it as the batch grader does, in a grading process of its own: in a bubblewrap sandbox
+2. reads /autograder/submission through the intake (`intake.read_path`), as untrusted bytes: a link
+   (from a GitHub or GitLab upload, or a zip) is refused, never followed as root; of several `.py` or
+   `.ipynb` files, the one named like the exercise counts, else the newest (`intake.choose`), and the
+   output names the others; none gives a result of 0 that says why;
+3. grades it as the batch grader does (`batch.grade_settled`: once more, alone, if a time limit stopped
+   it), in a grading process of its own: in a bubblewrap sandbox
    where the container allows one, else ("user" isolation) as a fresh unprivileged uid with the
    same resource limits and seccomp filter, which can neither read /autograder/source nor write
    /autograder/results; the output says which isolation applied;
 4. writes /autograder/results/results.json: the total (score plus bonus), one test per case (name,
    score, max_score, status, output), the public cases visible, the hidden ones `after_published`
    (students see them once the instructor publishes grades), the bonus as a test of its own, the
-   execution time, and stdout hidden from students (`stdout_visibility`). No seed, no hidden input
-   or answer, no path of the kit reaches it; the instructor's seed fingerprint is in `extra_data`
-   (instructors only).
+   execution time in whole seconds, and stdout hidden from students (`stdout_visibility`). No seed, no
+   hidden input or answer, no path of the kit reaches it; the instructor's seed fingerprint is in
+   `extra_data` (instructors only). A results.json is written for every input, and if the grader itself
+   fails, one that says so.
+
+The assignment's point total on Gradescope: the exercise's maximum (100; ex01's plain-Python bonus can take a
+score to 110).
 
 `RESULTS_SCHEMA` is the JSON Schema of results.json, written from that specification.
 """
@@ -37,7 +46,7 @@ import zipfile
 
 from .gradebook import seed_fingerprint
 
-KIT = ("specdec", "grader", "exercises")      # the packages the grading imports (no notebooks, no models)
+KIT = ("specdec", "grader", "exercises")      # the packages whose modules grading imports (`kit_files`)
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image (Ubuntu).
 set -euo pipefail
@@ -45,8 +54,8 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq python3 python3-pip bubblewrap
 # NumPy for submissions that use it (graded without the plain-Python bonus), IPython for notebooks.
-python3 -m pip install --quiet "numpy>=1.26,<3" "ipython>=8" \\
-  || python3 -m pip install --quiet --break-system-packages "numpy>=1.26,<3" "ipython>=8"
+python3 -m pip install --quiet "numpy>=1.26,<3" "ipython>=8" "tqdm>=4.66" \\
+  || python3 -m pip install --quiet --break-system-packages "numpy>=1.26,<3" "ipython>=8" "tqdm>=4.66"
 """
 RUN = """#!/usr/bin/env bash
 # Gradescope runs this for every submission, as root, in /autograder. python3: the one setup.sh installed.
@@ -86,12 +95,43 @@ RESULTS_SCHEMA = {
 }
 
 
+CLOSURE = """
+import json, os, sys
+root = sys.argv[1]
+sys.path.insert(0, root)
+import importlib
+importlib.import_module("exercises." + sys.argv[2] + ".grading")
+for name in ("grader.gradescope", "grader.batch", "grader.submission", "grader.notebook", "grader.feedback"):
+    importlib.import_module(name)
+files = {os.path.relpath(m.__file__, root) for m in list(sys.modules.values())
+         if getattr(m, "__file__", None) and os.path.abspath(m.__file__).startswith(root + os.sep)}
+print(json.dumps(sorted(files)))
+"""
+
+
+def kit_files(exercise, root=None):
+    """The files of the kit that grading `exercise` imports (relative to `root`), and the engine's worker: what the
+    autograder ships. Found by importing them in a fresh interpreter, so nothing else of the course (no other
+    exercise, no solution, no notebook, no model) is in the zip."""
+    import subprocess
+    from .registry import FOLDERS, ROOT
+    root = os.path.abspath(root or ROOT)
+    found = subprocess.run([sys.executable, "-c", CLOSURE, root, FOLDERS[exercise]], capture_output=True, text=True,
+                           cwd=root, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"), timeout=120)
+    if found.returncode != 0:
+        raise ValueError(f"cannot list what grading {exercise} needs: {found.stderr.strip()[-300:]}")
+    files = set(json.loads(found.stdout)) | {os.path.join("grader", "worker.py")}
+    return sorted(f for f in files if f.endswith(".py") and not f.endswith("solution.py")
+                  and f.split(os.sep)[0] in KIT)
+
+
 def build(exercise, seed, out, timeout=10.0, root=None):
     """Write the autograder zip for `exercise` with hidden cases from `seed` to `out`."""
     from .registry import FOLDERS, ROOT
     root = root or ROOT
     if exercise not in FOLDERS:
         raise ValueError(f"unknown exercise {exercise!r}: expected one of {', '.join(FOLDERS)}")
+    files = kit_files(exercise, root)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for name, text, mode in (("setup.sh", SETUP, 0o755), ("run_autograder", RUN, 0o755),
                                  ("config.json", json.dumps({"exercise": exercise, "seed": int(seed),
@@ -99,33 +139,14 @@ def build(exercise, seed, out, timeout=10.0, root=None):
             info = zipfile.ZipInfo(name)
             info.external_attr = (stat.S_IFREG | mode) << 16
             z.writestr(info, text)
-        for package in KIT:
-            for folder, dirs, files in os.walk(os.path.join(root, package)):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
-                for f in sorted(files):
-                    if f.endswith(".py"):
-                        path = os.path.join(folder, f)
-                        z.write(path, os.path.relpath(path, root))
+        for path in files:
+            z.write(os.path.join(root, path), path)
     return out
 
 
-def find_submission(folder):
-    """(path, '') of the one .py/.ipynb file under `folder`, or (None, why there is none to grade)."""
-    found = []
-    for base, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__MACOSX")))
-        found += [os.path.join(base, f) for f in sorted(files)
-                  if f.endswith((".py", ".ipynb")) and not f.startswith(".")]
-    if not found:
-        return None, "No .py or .ipynb file was submitted: upload the one file you worked in."
-    if len(found) > 1:
-        names = ", ".join(os.path.relpath(f, folder) for f in found[:6])
-        return None, f"{len(found)} files were submitted ({names}): upload only the one file you worked in."
-    return found[0], ""
-
-
-def results(report, isolation, seconds, seed):
-    """The results.json document for a Report (see the module docstring)."""
+def results(report, isolation, seconds, seed, chosen=""):
+    """The results.json document for a Report (see the module docstring). `execution_time` is whole seconds:
+    a finer one would tell a file's own timings back to its author."""
     tests = [{"name": c.name + (" (hidden)" if c.hidden else ""), "score": c.earned, "max_score": c.points,
               "status": "passed" if c.passed else "failed", "output": _text(c),
               "visibility": "after_published" if c.hidden else "visible"} for c in report.cases]
@@ -134,9 +155,11 @@ def results(report, isolation, seconds, seed):
                       "status": "passed" if report.bonus else "failed", "output": report.bonus_note,
                       "visibility": "visible"})
     lines = [line for line in report.lines() if line.strip()]
-    output = "\n".join([lines[0], f"isolation: {isolation}"] + ([report.diagnosis] if report.diagnosis else [])
+    output = "\n".join([lines[0], f"isolation: {isolation}"] + ([chosen] if chosen else [])
+                       + ([report.notebook_note] if report.notebook_note else [])
+                       + ([report.diagnosis] if report.diagnosis else [])
                        + ([f"cannot grade: {report.error}"] if report.error else []) + [report.score_line()])
-    return {"score": report.score + report.bonus, "execution_time": round(seconds, 3), "output": output,
+    return {"score": report.score + report.bonus, "execution_time": round(seconds), "output": output,
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
             "extra_data": {"seed_fingerprint": seed_fingerprint(seed), "status": report.status}}
 
@@ -147,22 +170,24 @@ def _text(case):
 
 
 def _lock(path):
-    if os.path.isdir(path):
+    if os.path.isdir(path) and not os.path.islink(path):
         os.chmod(path, 0o700)
 
 
-def run(home="/autograder"):
-    """Grade the submission in `home`/submission and write `home`/results/results.json (see the docstring)."""
-    from .batch import grade_apart
+def _zero(message, started):
+    return {"score": 0, "execution_time": round(time.monotonic() - started), "output": message,
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+
+
+def _grade(home, started):
+    """The results.json document for the submission in `home`/submission."""
+    import tempfile
+    from . import intake
+    from .batch import grade_settled
+    from .report import clean
     from .sandbox import bwrap_problem
-    started = time.monotonic()
-    source, out = os.path.join(home, "source"), os.path.join(home, "results")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(source, "config.json"), encoding="utf-8") as f:
+    with open(os.path.join(home, "source", "config.json"), encoding="utf-8") as f:
         config = json.load(f)
-    _lock(source)
-    _lock(out)
-    path, problem = find_submission(os.path.join(home, "submission"))
     problem_bwrap = bwrap_problem()
     if not problem_bwrap:
         mode, isolation = "bwrap", "a bubblewrap sandbox (namespaces, seccomp, resource limits)"
@@ -171,24 +196,53 @@ def run(home="/autograder"):
                                    "limits and a seccomp filter, which cannot read the grader or write the results")
     else:
         mode, isolation = "process", f"no bubblewrap here ({problem_bwrap}): an ordinary process (not isolated)"
-    if path is None:
-        document = {"score": 0, "execution_time": round(time.monotonic() - started, 3), "output": problem,
-                    "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
-    else:
-        # The submission's own copy, readable by the sandbox's user (its folder may be anyone's).
-        report = grade_apart(path, config["exercise"], timeout=config["timeout"], mode=mode, seed=config["seed"])
-        report.source = os.path.basename(path)
-        document = results(report, isolation, time.monotonic() - started, config["seed"])
+    with tempfile.TemporaryDirectory(prefix="specdec-gradescope-") as work:
+        upload = intake.read_path(os.path.join(home, "submission"), work)   # untrusted bytes, links refused
+        chosen = intake.choose(upload, config["exercise"]).get(config["exercise"])
+        others = [f"{name}: {why}" for name, why in upload.others]
+        if chosen is None:
+            why = upload.problem if upload.problem and "nothing to grade" not in upload.problem else \
+                "No .py or .ipynb file was submitted: upload the one file you worked in."
+            return _zero("\n".join([clean(why, 400)] + [clean(o, 300) for o in others[:10]]), started)
+        file, rest = chosen
+        note = f"graded: {file.name}" + (f" (of {len(rest) + 1} files: the one named like the exercise, else the "
+                                         "newest; the others were not graded: "
+                                         + ", ".join(r.name for r in rest[:5]) + ")" if rest else "")
+        report = grade_settled(file.path, config["exercise"], display=file.name, timeout=config["timeout"],
+                               mode=mode, seed=config["seed"])
+        return results(report, isolation, time.monotonic() - started, config["seed"], clean(note, 600))
+
+
+def run(home="/autograder"):
+    """Grade the submission in `home`/submission and write `home`/results/results.json (see the docstring).
+
+    A results.json is written whatever happens: for any upload (none, several files, a link, a folder, a binary
+    or empty file), and if the grader itself fails, a result that says it is the autograder's failure.
+    """
+    started = time.monotonic()
+    source, out = os.path.join(home, "source"), os.path.join(home, "results")
+    os.makedirs(out, exist_ok=True)
+    _lock(source)
+    _lock(out)
+    try:
+        document = _grade(home, started)
+    except Exception as exc:   # the grader's own failure: the student is told it is not theirs
+        document = _zero(f"The autograder itself failed ({type(exc).__name__}): not your submission's fault. "
+                         "Your instructor has been told by this message; resubmit later or ask them to regrade.",
+                         started)
     tmp = os.path.join(out, ".results.json.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644), "w",
+              encoding="utf-8") as f:
         json.dump(document, f)
     os.replace(tmp, os.path.join(out, "results.json"))  # whatever a submission left there is replaced
-    print(f"graded {path or 'nothing'}: score {document['score']} ({isolation})", file=sys.stderr)
+    print(f"graded: score {document['score']}", file=sys.stderr)
     return 0
 
 
-def copy_kit(root, target):
-    """Unpack-free helper for tests and local trials: the kit as the zip lays it out, under `target`."""
-    for package in KIT:
-        shutil.copytree(os.path.join(root, package), os.path.join(target, package),
-                        ignore=shutil.ignore_patterns("__pycache__", "*.ipynb", "*.npz"))
+def copy_kit(root, target, exercise="ex01"):
+    """The kit as the zip lays it out for `exercise`, under `target` (for tests and local trials)."""
+    for path in kit_files(exercise, root):
+        os.makedirs(os.path.dirname(os.path.join(target, path)), exist_ok=True)
+        shutil.copyfile(os.path.join(root, path), os.path.join(target, path))

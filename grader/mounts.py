@@ -13,8 +13,9 @@ ensurepip, the static library in config-3.x). Fresh: /dev (null, zero, random,
 urandom), a 16 MiB /tmp. No /proc (issue 19): its global files (/proc/stat,
 loadavg, vmstat, pressure, sys ...) and the inode numbers it hands out (from the
 kernel's global counter, as pipes' are) told a sandbox what an earlier one did.
-NumPy appears only when asked for, read-only, at /opt/pylib. Nothing else: no
-/etc, no /home, no course package, no network.
+NumPy appears only when asked for, read-only, at /opt/pylib, beside what a notebook
+may import where Jupyter has it (COURSE_PACKAGES: tqdm). Nothing else: no /etc, no
+/home, no course package, no network.
 
 Every page of every file a sandbox can read is made resident in the page cache
 before it starts (`prewarm`): a sandbox cannot evict one (the seccomp filter
@@ -42,6 +43,21 @@ LIB_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/u
 UNNEEDED = ("test", "idlelib", "turtledemo", "ensurepip", "lib2to3/tests")
 ENV = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
+
+
+# What the course's requirements install that a learner's notebook may import where Jupyter has it: pure Python,
+# bound read-only at /opt/pylib in every run (the plain-Python run too: none of them loads NumPy).
+COURSE_PACKAGES = ("tqdm",)
+
+
+def package_dirs():
+    """The folders of COURSE_PACKAGES that this interpreter has, found without importing them."""
+    out = []
+    for name in COURSE_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            out += [os.path.realpath(d) for d in spec.submodule_search_locations if os.path.isdir(d)]
+    return out
 
 
 def numpy_dirs():
@@ -218,11 +234,10 @@ def bwrap_argv(submission, numpy=False, worker_fd=None):
             argv += ["--ro-bind", source, target]
     for d in hide:
         argv += ["--tmpfs", d]
-    if numpy:
-        for d in numpy_dirs():
-            target = "/opt/pylib/" + os.path.basename(d)
-            _mkdirs(target, made, argv)
-            argv += ["--ro-bind", d, target]
+    for d in (numpy_dirs() if numpy else []) + package_dirs():
+        target = "/opt/pylib/" + os.path.basename(d)
+        _mkdirs(target, made, argv)
+        argv += ["--ro-bind", d, target]
     argv += ["--dev", "/dev", "--perms", "1777", "--size", str(16 * 1024 ** 2), "--tmpfs", "/tmp",
              "--perms", "0755", "--dir", "/work", "--perms", "0755", "--dir", "/grader",
              *(["--ro-bind", WORKER] if worker_fd is None else ["--ro-bind-data", str(worker_fd)]), "/grader/worker.py",
@@ -235,8 +250,7 @@ def readable_files(submission, numpy=False):
     binds, hide = _python_dirs()
     files = list(_files_under(tuple(binds), tuple(hide)))
     files += sorted({f for f in library_files(numpy).values() if not _under(f, binds)})
-    if numpy:
-        files += _files_under(tuple(numpy_dirs()), ())
+    files += _files_under(tuple((numpy_dirs() if numpy else []) + package_dirs()), ())
     return files + [submission]
 
 

@@ -100,6 +100,8 @@ class _Shell:
     user_ns = globals()
 
     def run_line_magic(self, name, line, *rest):
+        if name in ("env", "set_env"):
+            return self._env(line)
         if name not in self.RUN:
             return None
         import time as _time
@@ -121,6 +123,21 @@ class _Shell:
         if name in self.RUN:  # %%timeit's line is setup code, run first; %%prun's comes before the cell
             head = _statement(line, self.OPTIONS[name])[0] if name in self.OPTIONS else ""
             exec(head + "\\n" + cell, globals())
+        return None
+
+    def _env(self, line):
+        """%env and %set_env as IPython reads them: list, read one variable, or set one (NAME=value, NAME value)."""
+        import os
+        line = line.strip()
+        if not line:
+            return dict(os.environ)
+        if "=" in line:
+            name, value = line.split("=", 1)
+        elif " " in line:
+            name, value = line.split(None, 1)
+        else:
+            return os.environ.get(line)
+        os.environ[name.strip()] = value.strip()
         return None
 
     def _capture(self, line, cell):
@@ -421,6 +438,27 @@ def notebook_to_script(text, deadline=None):
         lines += cell
         where += [(number, i) for i in range(1, len(cell) + 1)]
     return "\n".join(lines) + "\n", where
+
+
+def cells_of(where):
+    """[(cell number, first line, last line)] of the script's code cells, from `notebook_to_script`'s map (lines
+    counted from 1): what the worker runs one cell at a time, as Jupyter does (worker.run_notebook).
+
+    >>> script, where = notebook_to_script('{"cells": [{"cell_type": "code", "source": "x = 1"}, '
+    ...                                    '{"cell_type": "markdown", "source": "# A"}, '
+    ...                                    '{"cell_type": "code", "source": "y = x\\\\nz = y"}]}')
+    >>> [(n, script.splitlines()[a - 1:b]) for n, a, b in cells_of(where)]
+    [(1, ['x = 1']), (3, ['y = x', 'z = y'])]
+    """
+    out = []
+    for line, place in enumerate(where, start=1):
+        if place is None:
+            continue
+        if out and out[-1][0] == place[0] and out[-1][2] == line - 1:
+            out[-1][2] = line
+        else:
+            out.append([place[0], line, line])
+    return [tuple(c) for c in out]
 
 
 def locate(info, where):

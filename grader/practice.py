@@ -20,7 +20,7 @@ import traceback
 
 from . import worker
 from .checking import check
-from .notebook import NotebookError, locate, notebook_to_script
+from .notebook import NotebookError, cells_of, locate, notebook_to_script
 from .registry import FOLDERS, PRACTICE_KEY, exercise, practice_cases
 
 
@@ -59,12 +59,21 @@ def main(argv=None):
     # The lines a traceback quotes: the script's own (a notebook's file holds JSON, not these lines).
     worker.SOURCE[args.file] = code.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     scope = {"__name__": "__learner__", "__file__": os.path.abspath(args.file)}
+    stopped = {}
     try:
-        exec(compile(code, args.file, "exec"), scope)
+        if where is None:
+            exec(compile(code, args.file, "exec"), scope)
+        else:   # as Jupyter's Run All runs it: cell by cell, stopping at the first cell that raises
+            stopped = worker.run_notebook(code, args.file, scope, cells_of(where))
     except BaseException as exc:  # their file: say what went wrong, as the grader would
         print(f"error: running {args.file} raised {type(exc).__name__}: {exc}{_place(exc, args.file, where)}",
               file=sys.stderr)
         return 2
+    if stopped:
+        info = locate(dict(stopped["error"]), where)
+        print(f"note: cell {stopped['stopped_at']} raised {info['type']}: {info.get('message', '')} "
+              f"({info.get('where', 'its code')}). Jupyter's Run All stops at that cell, and so does this check: "
+              "what the cells above it define is checked", file=sys.stderr)
     missing = [f for f in ex.functions if not callable(scope.get(f))]
     if missing:
         print(f"error: {args.file} defines no function {', '.join(missing)}", file=sys.stderr)

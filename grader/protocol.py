@@ -132,6 +132,17 @@ def clean_exception(info):
     return out
 
 
+def clean_notes(notes):
+    """The worker's notes on loading, validated: {} or {"stopped_at": cell number, "error": an exception report}
+    (a notebook whose run stopped at a cell that raised; see worker.run_notebook). Anything else is {}."""
+    if type(notes) is not dict or type(notes.get("stopped_at")) is not int or not 0 < notes["stopped_at"] < 10 ** 6:
+        return {}
+    try:
+        return {"stopped_at": notes["stopped_at"], "error": clean_exception(notes.get("error"))}
+    except ProtocolError:
+        return {}
+
+
 def check_reply(reply, request, total=None):
     """Validate a decoded reply against its request; return {"results": [...]} or a worker error.
 

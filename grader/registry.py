@@ -10,10 +10,14 @@ public and practice cases as plain data, each judge rebuilt from its `spec`
 
     >>> list(EXERCISES)
     ['ex02', 'ex01', 'ex03', 'ex04', 'ex05', 'ex06']
+
+An exercise's grading is imported when it is first asked for (`exercise`), not before: a Gradescope
+autograder ships one exercise's folder and no other (`gradescope.build`).
     >>> exercise("ex01").max_score, exercise("ex01").bonus
     (100, 10)
 """
 
+import collections.abc
 import importlib
 import importlib.util
 import json
@@ -103,19 +107,37 @@ def _released():
     return out
 
 
+class _Course(collections.abc.Mapping):
+    """{name: Exercise} of the course repository, each folder's grading imported on first use."""
+
+    def __init__(self, folders):
+        self.folders, self.loaded = folders, {}
+
+    def __getitem__(self, name):
+        if name not in self.loaded:
+            folder = self.folders[name]
+            ex = importlib.import_module(f"exercises.{folder}.grading").EXERCISE
+            stub = os.path.join(ROOT, "exercises", folder, folder + ".py")
+            if os.path.exists(stub):  # the stub every learner starts from (similar.py sets it aside)
+                with open(stub, encoding="utf-8") as f:
+                    ex.stub = f.read()
+            self.loaded[name] = ex
+        return self.loaded[name]
+
+    def __iter__(self):
+        return iter(self.folders)
+
+    def __len__(self):
+        return len(self.folders)
+
+
 if os.path.exists(RELEASED):
     EXERCISES = _released()
     FOLDERS = {name: name for name in EXERCISES}
 else:
     COURSE = _course_package().COURSE
     FOLDERS = {name: folder for name, folder, _ in COURSE}
-    EXERCISES = {name: importlib.import_module(f"exercises.{folder}.grading").EXERCISE
-                 for name, folder in FOLDERS.items()}
-    for _name, _folder in FOLDERS.items():  # the stub every learner starts from (similar.py sets it aside)
-        _stub = os.path.join(ROOT, "exercises", _folder, _folder + ".py")
-        if os.path.exists(_stub):
-            with open(_stub, encoding="utf-8") as _f:
-                EXERCISES[_name].stub = _f.read()
+    EXERCISES = _Course(FOLDERS)
 
 
 def exercise(name):

@@ -123,9 +123,20 @@ class Report:
     sandbox: str = ""              # bwrap, process or in-process
     seed: int = 0                  # the instructor's secret: never shown, printed or sent (see lines, to_dict)
     grader_bug: bool = False
-    student: str = ""              # the student id a batch found for the file (collect.py)
+    student: str = ""              # the student id a batch found for the file's upload (intake.identity)
+    person: str = ""               # the LMS's own name for the student (Canvas's sortable name, Moodle's full name)
+    lms: str = ""                  # the LMS whose naming gave the id: canvas, moodle, gradescope, pattern, plain
+    late: bool = False             # the counted upload was late (the LMS said so, or it came after --due)
+    penalty: float = 0.0           # percent off a late row's total (--late-penalty)
+    files: list = field(default_factory=list)   # every file the student handed in, and what became of it (batch)
     similar: str = ""              # the group of near-identical files this one belongs to (similar.py)
     fingerprint: tuple = ()        # its code's shape (similar.fingerprint), for the batch to compare
+    notebook_note: str = ""        # where a notebook's Run All stopped: graded on the cells above it
+    seconds: float = 0.0           # wall-clock time grading this file took
+    cpu_seconds: float = 0.0       # CPU time its sandboxes used
+    stopped: int = 0               # cases a limit of the submission's time stopped (session.Run.stopped)
+    host: bool = False             # the machine could not run it (session.Run.host): not the file's doing
+    regraded: bool = False         # graded a second time, alone, because of `stopped` or `host`
 
     @property
     def score(self):
@@ -146,6 +157,19 @@ class Report:
         if self.error or self.grader_bug:
             return "error"
         return "passed" if all(c.passed for c in self.cases) else "failed"
+
+    @property
+    def final(self):
+        """The total (score plus bonus) less a late row's penalty, rounded to 0.01; None when not graded.
+
+        >>> r = Report("ex01", "t", [CaseResult("a", False, 10, True)], 10, late=True, penalty=25.0)
+        >>> r.final, Report("ex01", "t", [], 10, error="no file").final
+        (7.5, None)
+        """
+        if self.status == "error":
+            return None
+        total = (self.score + self.bonus) * (1 - (self.penalty if self.late else 0.0) / 100)
+        return int(total) if total == int(total) else round(total, 2)
 
     @property
     def exit_code(self):
@@ -173,7 +197,7 @@ class Report:
             head += "  (hidden cases drawn from the instructor's secret)"
         out = [head]
         if self.error:
-            return out + [f"cannot grade: {clean(self.error)}", self.score_line()]
+            return out + [f"cannot grade: {clean(self.error)}"] + self._row_lines() + [self.score_line()]
         if self._uniform_failure():
             out.append(f"  all {len(self.cases)} cases FAIL: {clean(self._uniform_failure())}")
         else:
@@ -185,11 +209,25 @@ class Report:
                 out.append(f"  {name:<{width}}  {c.earned:>3}/{c.points:<3} {result:<6}  {clean(c.message)}".rstrip())
                 out += [f"      {clean(d, 420)}" for d in c.detail]
             out.append("  (* hidden case: a failure shows a hint, never the expected value)")
+        if self.notebook_note:
+            out.append(clean(self.notebook_note, 400))
         if self.diagnosis:
             out.append(clean(self.diagnosis, 400))
         if self.bonus_points:
             out.append(clean(self.bonus_note, 400))
-        return out + [self.score_line()]
+        return out + self._row_lines() + [self.score_line()]
+
+    def _row_lines(self):
+        """A batch row's late penalty and the other files the student handed in (what became of each)."""
+        out = []
+        if self.late and self.penalty:
+            out.append(f"late: {self.penalty:g}% off the total: {self.final}")
+        elif self.late:
+            out.append("late (no penalty)")
+        if len(self.files) > 1:
+            out.append("your files:")
+            out += [f"  {clean(f, 400)}" for f in self.files[:20]] + (["  ..."] if len(self.files) > 20 else [])
+        return out
 
     def table(self):
         """The human-readable report; its last line is `score_line()`."""
@@ -200,6 +238,7 @@ class Report:
                 "max_score": self.max_score, "bonus": self.bonus, "plain_python": self.plain_python,
                 "bonus_decided_by": clean(self.bonus_note, 400), "status": self.status, "error": clean(self.error),
                 "diagnosis": clean(self.diagnosis, 400), "sandbox": self.sandbox,
+                "notebook": clean(self.notebook_note, 400), "seconds": round(self.seconds, 3),
                 "hidden_cases": "the instructor's secret" if self.seed else "the shipped ones",
                 "cases": [{"name": c.name, "hidden": c.hidden, "points": c.points, "passed": c.passed,
                            "message": clean(c.message)} for c in self.cases]}
@@ -217,8 +256,9 @@ class Report:
         parts = [f"<div class='specdec-report'><p><b>{e(self.exercise)} {e(self.title)}</b>"
                  f"{' &middot; ' + e(self.source, 2000) if self.source else ''}<br>"
                  f"<span style='color:{color};font-size:1.2em'><b>{e(self.score_line())}</b></span></p>"]
+        extra = [f"<p>{t(line, 400)}</p>" for line in [self.notebook_note] + self._row_lines() if line]
         if self.error:
-            return "\n".join(parts + [f"<p>cannot grade: {t(self.error)}</p></div>"])
+            return "\n".join(parts + [f"<p>cannot grade: {t(self.error)}</p>"] + extra + ["</div>"])
         if self.diagnosis:
             parts.append(f"<p>{t(self.diagnosis, 400)}</p>")
         if self._uniform_failure():
@@ -237,4 +277,4 @@ class Report:
             parts.append("</table>")
         if self.bonus_points:
             parts.append(f"<p>{t(self.bonus_note, 400)}</p>")
-        return "\n".join(parts + ["</div>"])
+        return "\n".join(parts + extra + ["</div>"])

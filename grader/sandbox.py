@@ -44,7 +44,7 @@ import subprocess
 import sys
 import time
 
-from .mounts import ENV, WORKER, bwrap_argv, numpy_dirs, prewarm, readable_files
+from .mounts import ENV, WORKER, bwrap_argv, numpy_dirs, package_dirs, prewarm, readable_files
 
 NOT_SANDBOXED = ("warning: grading WITHOUT a sandbox ({}): submissions run as ordinary processes of this "
                  "user; fine for self-study, not for untrusted code")
@@ -118,15 +118,13 @@ def worker_config(mode, submission, display, functions, numpy, max_seconds):
     if mode == "bwrap":
         config.update(path="/work/" + os.path.basename(submission), limits=dict(limits, RLIMIT_NPROC=PROCESSES))
         config["uid"] = _uid() if os.geteuid() == 0 else None
-        config["sys_path"] = ["/opt/pylib"] if numpy else []
+        config["sys_path"] = ["/opt/pylib"] if numpy or package_dirs() else []
         config["block_numpy"] = not numpy  # none on its filesystem, and its import is NumpyAbsent (worker.load)
         return config
     if mode == "user":
         config.update(uid=_uid(), limits=dict(limits, RLIMIT_NPROC=PROCESSES))
-    if numpy:
-        config["sys_path"] = sorted({os.path.dirname(d) for d in numpy_dirs()})
-    else:
-        config["block_numpy"] = True
+    config["sys_path"] = sorted({os.path.dirname(d) for d in (numpy_dirs() if numpy else []) + package_dirs()})
+    config["block_numpy"] = not numpy
     return config
 
 
@@ -218,6 +216,14 @@ class Cgroup:
         except (OSError, ValueError):
             return []
 
+    def tasks(self):
+        """Every thread of every process in it (the `tasks` file: thread ids)."""
+        try:
+            with open(os.path.join(self.folders["pids"], "tasks")) as f:
+                return [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            return []
+
     def remove(self):
         """Kill what is left in it, wait until it is empty (no process of it outlives its sandbox), remove it."""
         deadline = time.monotonic() + 5
@@ -299,6 +305,25 @@ def spawn(mode, submission, numpy, reply_fd):
     return proc
 
 
+def _tree(proc):
+    """[(pid, [its thread ids])] for bwrap (or the worker) and every descendant (Linux /proc)."""
+    out, todo, seen = [], [proc.pid], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            for tid in tids:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            continue
+        out.append((pid, tids))
+    return out
+
+
 def cpu_seconds(proc):
     """The CPU time the sandbox has used: its cgroup's, else the sum over bwrap (or the worker) and its descendants.
 
@@ -306,22 +331,42 @@ def cpu_seconds(proc):
     """
     if getattr(proc, "cgroup", None) is not None:
         return proc.cgroup.cpu_seconds()
-    total, todo, seen = 0, [proc.pid], set()
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
+    total = 0
+    for pid, _ in _tree(proc):
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rpartition(")")[2].split()
             total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    todo += [int(c) for c in f.read().split()]
         except (OSError, ValueError, IndexError):
             continue
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def _tasks(proc):
+    """The thread ids of every process of the sandbox: its cgroup's, else those of its process tree."""
+    if getattr(proc, "cgroup", None) is not None:
+        return proc.cgroup.tasks()
+    return [tid for _, tids in _tree(proc) for tid in tids]
+
+
+def running(proc):
+    """True if some thread of the sandbox is running, waiting for a CPU, or waiting on the disk (states R, D);
+    False if every one sleeps or is stopped: the sandbox is waiting for something that is not the machine.
+
+    What the time limits call "blocked" (session.py): a file that sleeps, or waits on a pipe, is not slowed by
+    the host, so its waiting is its own; a thread waiting for a CPU that another program holds is running.
+    None when no thread can be read (the sandbox is gone, or /proc does not show it).
+    """
+    states = []
+    for tid in _tasks(proc):
+        try:
+            with open(f"/proc/{tid}/stat", "rb") as f:
+                states.append(f.read().rpartition(b")")[2][1:2])
+        except OSError:
+            continue
+    if not states:
+        return None
+    return any(s in (b"R", b"D") for s in states)
 
 
 def kill(proc):

@@ -16,12 +16,65 @@ A judge that crashes is the grader's bug, and the case says so plainly.
     (0, 'Not written yet')
 """
 
+import builtins
+import re
 import traceback
 
 from .cases import twins
 from .diagnose import diagnose, not_started, signatures
 from .protocol import Foreign
 from .report import CaseResult, Report
+
+
+BUILTIN_ERRORS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
+
+
+def checked_lines(outcome, lines):
+    """Each exception the outcome reports, placed on the submission's own lines (in place): a `line` outside
+    the file is dropped, and `text` is always the file's own line, never what the sandbox said it was (a file
+    can write its own reports: only its code's lines are what it may show)."""
+    for result in (outcome or {}).get("results", []):
+        for key in ("raised", "unconvertible"):
+            info = result.get(key)
+            if not info or "line" not in info:
+                continue
+            if lines is None or not 0 < info["line"] <= len(lines):
+                info.pop("line", None)
+                info.pop("text", None)
+            else:
+                info["text"] = lines[info["line"] - 1].strip()[:200]
+
+
+def _raised_name(info):
+    return info["type"] if info["type"] in BUILTIN_ERRORS else "an exception of its own class"
+
+
+def redact(message, outcome):
+    """What a failed hidden case may say: nothing the submission chose, only how it failed.
+
+    A submission sees the hidden inputs, so whatever text of its own reaches the learner could carry them out
+    to a classmate's answer sheet (issue 25): an exception's message, the name of a class it made up, a value
+    it returned. What is left: the builtin exception's name and the submission's own line of code, or the
+    judge's words with every value set aside ("returned a float, expected a dict").
+
+    >>> redact("returned a str ('leak 0.125'), expected a dict", {"results": [{"value": "leak 0.125"}]})
+    'returned a str, expected a dict'
+    """
+    result = (outcome or {}).get("results", [{}])[0] if "results" in (outcome or {}) else {}
+    info = result.get("raised") or result.get("unconvertible")
+    if info is not None:
+        where = info.get("where") or (f"line {info['line']}" if "line" in info else "")
+        head = {"SystemExit": "called sys.exit()"}.get(info["type"], f"raised {_raised_name(info)}")
+        if "unconvertible" in result:
+            head = f"returned a value the grader could not read ({head})"
+        elif message.startswith("expected "):
+            head = message.split(", but it ", 1)[0] + ", but it " + head
+        elif "as it should, but its message" in message:
+            head = message
+        return head + (f" ({where}: `{info.get('text', '')}`)" if where else "")
+    text = re.sub(r" \((?:[^()]|\([^()]*\))*\)", "", message)
+    text = re.sub(r"an object of type \S+", "an object", text)
+    return text[:200]
 
 
 def judge_case(case, outcome):
@@ -34,20 +87,29 @@ def judge_case(case, outcome):
     if passed:
         return True, "", [], None
     result = outcome.get("results", [{}])[0] if "results" in outcome else {}
-    crash = (result["raised"]["type"], result["raised"].get("line")) if "raised" in result else message
+    # How it failed, for the diagnosis: the exception and its line, unless the judge's words already say more (a
+    # right exception with a wrong message).
+    raised = "raised" in result and "as it should, but" not in message
+    crash = (result["raised"]["type"], result["raised"].get("line")) if raised else message
     if case.hidden:
-        return False, message + (f" (hint: {case.hint})" if case.hint else ""), [], crash
+        if raised:
+            crash = (_raised_name(result["raised"]), result["raised"].get("line"))
+        return False, redact(message, outcome) + (f" (hint: {case.hint})" if case.hint else ""), [], crash
     value = result.get("value")
     got = (str(value) if isinstance(value, Foreign) else repr(value)) if "value" in result else message
     detail = [f"input:    {case.shown_input()}", f"expected: {case.expected[:400]}", f"got:      {got[:400]}"]
     return False, message, detail, crash
 
 
-def build(exercise, seed, cases, outcomes, key=None, **fields):
+def build(exercise, seed, cases, outcomes, key=None, lines=None, **fields):
     """A Report for `outcomes` (one per case, in order); `fields` fill in the rest (source, bonus ...).
 
-    `key`: what the diagnosis caches these cases' signatures under, when they are not `seed`'s own.
+    `key`: what the diagnosis caches these cases' signatures under, when they are not `seed`'s own. `lines`:
+    the submission's own lines (the script of a notebook), where its exceptions are placed (`checked_lines`).
     """
+    if lines is not None:
+        for outcome in outcomes:
+            checked_lines(outcome, lines)
     results, failed, bug = [], {}, False
     judged = [judge_case(case, outcome) for case, outcome in zip(cases, outcomes)]
     voided = twins(cases, outcomes, [j[0] for j in judged])

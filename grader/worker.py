@@ -536,38 +536,133 @@ def _bound_names(node):
     return names
 
 
-def _run_tolerant(source_text, display, namespace):
-    """The plain-Python run's top level: statement by statement; one that fails because NumPy is absent is skipped.
-
-    The names it would have bound are then NumPy stand-ins (`_Absent`), so that what comes after it (a plot
-    cell's next line) runs on; any other exception is the submission's load error, as in Jupyter.
-    """
+def _future_flags():
     import __future__
-    import ast
-    tree = ast.parse(source_text, display)
     flags = 0
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-            for alias in node.names:
-                flags |= getattr(__future__, alias.name, __future__.annotations).compiler_flag
-        code = compile(ast.Module(body=[node], type_ignores=[]), display, "exec", flags=flags, dont_inherit=True)
+    for name in __future__.all_feature_names:
+        flags |= getattr(__future__, name).compiler_flag
+    return flags
+
+
+FUTURE_FLAGS = _future_flags()   # what a `from __future__ import ...` leaves in force for what is compiled after it
+TOP_LEVEL_AWAIT = 0x2000          # ast.PyCF_ALLOW_TOP_LEVEL_AWAIT (a notebook cell may `await`)
+CO_COROUTINE = 0x0080
+
+
+def _run_async(coroutine):
+    """Run a cell's top-level `await` to its end, as IPython does, on an event loop of its own.
+
+    Subtle: asyncio's loop makes a socket pair to wake itself, which the sandbox refuses (worker.REFUSED): this
+    loop has none (nothing here wakes it from another thread)."""
+    import asyncio
+
+    class Loop(asyncio.SelectorEventLoop):
+        def _make_self_pipe(self):
+            pass
+
+        def _close_self_pipe(self):
+            pass
+
+        def _write_to_self(self):
+            pass
+    loop = Loop()
+    try:
+        return loop.run_until_complete(coroutine)
+    finally:
+        loop.close()
+
+
+def _run_code(code, namespace):
+    value = eval(code, namespace)
+    return _run_async(value) if code.co_flags & CO_COROUTINE else value
+
+
+def _execute(nodes, display, namespace, flags, tolerant):
+    """Run top-level statements in `namespace`; return the future flags in force after them.
+
+    `tolerant` (the plain-Python run): statement by statement, and one that fails because NumPy is absent is
+    skipped; the names it would have bound become NumPy stand-ins (`_Absent`), so that what comes after it (a
+    plot cell's next line) runs on. Any other exception is raised, as Jupyter would show it.
+    """
+    import ast
+    for group in ([n] for n in nodes) if tolerant else [nodes]:
+        code = compile(ast.Module(body=group, type_ignores=[]), display, "exec", flags=flags | TOP_LEVEL_AWAIT,
+                       dont_inherit=True)
+        flags |= code.co_flags & FUTURE_FLAGS
         try:
-            exec(code, namespace)
+            _run_code(code, namespace)
         except Exception as exc:
-            if not _numpy_caused(exc):
+            if not tolerant or not _numpy_caused(exc):
                 raise
-            for name in _bound_names(node):
+            for name in _bound_names(group[0]):
                 if name not in namespace or isinstance(namespace[name], _Absent) or name in ("np", "numpy"):
                     namespace[name] = _Absent(name)
+    return flags
+
+
+def _shown(namespace, count, value):
+    """What IPython's display hook keeps of a cell's last expression: _, __, ___, Out[n] and _n."""
+    if value is None:
+        return
+    namespace["___"], namespace["__"], namespace["_"] = namespace.get("__", ""), namespace.get("_", ""), value
+    namespace["Out"][count] = namespace[f"_{count}"] = value
+
+
+def run_notebook(text, display, namespace, cells, tolerant=False):
+    """Run a notebook's script as Jupyter's Run All runs it, in `namespace`; return {} or where it stopped.
+
+    `text` is the script (`notebook.notebook_to_script`), `cells` its code cells as (cell number, first line,
+    last line). The lines before the first cell (the grader's stand-ins for IPython) run first. Then each cell
+    is compiled on its own, as IPython compiles it: a `from __future__ import` at the top of a cell holds for
+    the cells after it, a top-level `await` runs, a cell's last expression sets `_`, `__`, `___`, `Out[n]` and
+    `_n` (not with a trailing `;`), `In`, `_i`, `_ii`, `_iii` and `_in` hold the cells' code. The first cell that
+    raises stops the run, as Run All stops there: what the cells above it defined is what gets graded, and the
+    return value says where it stopped: {"stopped_at": cell number, "error": describe_exception(...)}.
+    """
+    import ast
+    lines = text.split("\n")
+    head = "\n".join(lines[:cells[0][1] - 1]) if cells else text
+    exec(compile(head, display, "exec", dont_inherit=True), namespace)
+    namespace.update(In=[""], Out={}, _="", __="", ___="", _i="", _ii="", _iii="")
+    namespace["_ih"], namespace["_oh"] = namespace["In"], namespace["Out"]
+    flags = 0
+    for count, (number, first, last) in enumerate(cells or (), start=1):
+        source = "\n".join(lines[first - 1:last])
+        namespace["In"].append(source)
+        namespace["_iii"], namespace["_ii"], namespace["_i"] = namespace["_ii"], namespace["_i"], source
+        namespace[f"_i{count}"] = source
+        try:
+            tree = compile(source + "\n", display, "exec", ast.PyCF_ONLY_AST | flags | TOP_LEVEL_AWAIT,
+                           dont_inherit=True)
+            ast.increment_lineno(tree, first - 1)
+            body = tree.body
+            last_expr = body[-1] if body and isinstance(body[-1], ast.Expr) and \
+                not source.rstrip().endswith(";") else None
+            flags = _execute(body[:-1] if last_expr else body, display, namespace, flags, tolerant)
+            if last_expr is not None:
+                code = compile(ast.Expression(body=last_expr.value), display, "eval", flags=flags | TOP_LEVEL_AWAIT,
+                               dont_inherit=True)
+                try:
+                    _shown(namespace, count, _run_code(code, namespace))
+                except Exception as exc:
+                    if not tolerant or not _numpy_caused(exc):
+                        raise
+        except BaseException as exc:   # Run All stops at the first cell that raises, SystemExit included
+            if isinstance(exc, SyntaxError) and exc.lineno is not None and exc.filename == display:
+                exc.lineno += first - 1   # the cell was compiled from its own first line
+            return {"stopped_at": number, "error": describe_exception(exc, display)}
+    return {}
 
 
 def load(config, tolerant=False):
-    """Compile the submission from its source (never from a .pyc) and run its module code.
+    """Compile the submission from its source (never from a .pyc) and run its module code; (module, notes).
 
     The grader writes the copy in UTF-8 (a .py file is decoded in the encoding it declares, PEP 263, first), so
     the source is compiled as text: a `# coding: latin-1` line it still holds is then only a comment.
-    `tolerant`: the plain-Python run's top level (`_run_tolerant`).
+    `tolerant`: the plain-Python run's top level (`_execute`). A notebook (`config["cells"]`) runs as Jupyter's
+    Run All runs it (`run_notebook`); notes say where its run stopped, if it did.
     """
+    import ast
     with open(config["path"], "rb") as f:
         source = f.read()
     text = source.decode("utf-8", errors="replace")  # lines as Python counts them (not str.splitlines)
@@ -575,21 +670,35 @@ def load(config, tolerant=False):
     module = types.ModuleType("submission")
     module.__file__ = config["display"]
     sys.modules["submission"] = module
-    try:
-        code_text = source.decode("utf-8")
-    except UnicodeDecodeError:
-        code_text = None
-    code = compile(source if code_text is None else code_text, config["display"], "exec", dont_inherit=True)
-    if tolerant and code_text is not None:
-        _run_tolerant(code_text, config["display"], module.__dict__)
+    if config.get("cells") is not None:
+        return module, run_notebook(text, config["display"], module.__dict__, config["cells"], tolerant)
+    code = compile(text, config["display"], "exec", dont_inherit=True)   # a SyntaxError, as Python reports it
+    if tolerant:
+        _execute(ast.parse(text, config["display"]).body, config["display"], module.__dict__, 0, True)
     else:
         exec(code, module.__dict__)
-    return module
+    return module, {}
+
+
+def _interpreter_builtins():
+    """help, exit, quit, copyright, credits and license, as the `site` module gives them to an interpreter that
+    loads it (the worker runs with -S: no site-packages, so `site` itself was never run); stdin is /dev/null, so
+    `input()` raises EOFError at once instead of reading the grader's requests."""
+    import site
+    for setup in (site.setquit, site.setcopyright, site.sethelper):
+        try:
+            setup()
+        except Exception:  # a stripped-down interpreter: the names stay missing, as they would be
+            pass
 
 
 def main(argv):
     reply_fd = int(argv[1])
-    stdin = os.fdopen(0, "rb")
+    stdin = os.fdopen(os.dup(0), "rb")   # the requests; fd 0 becomes /dev/null for the submission's input()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = open(0, "r", closefd=False)
     write = os.write  # held before the submission can patch os
 
     def send(message):
@@ -607,20 +716,22 @@ def main(argv):
         import struct  # noqa: F401
         leave_root(config["uid"])
     harden()
+    _interpreter_builtins()
     watch = _StandIns(config.get("block_numpy", False))
     sys.meta_path.insert(0, watch)
     display = config["display"]
     try:
-        module = load(config, tolerant=watch.block)
+        module, notes = load(config, tolerant=watch.block)
         missing = [n for n in config["functions"] if not callable(getattr(module, n, None))]
     except BaseException as exc:
         send({"event": "load_error", "error": describe_exception(exc, display), "numpy_wanted": watch.wanted})
         os._exit(0)
     if missing:
-        send({"event": "load_error", "error": {"type": "missing", "message": missing[0]}})
+        send({"event": "load_error", "error": {"type": "missing", "message": missing[0]}, "notes": notes,
+              "numpy_wanted": watch.wanted})
         os._exit(0)
     functions = {n: getattr(module, n) for n in config["functions"]}
-    send({"event": "loaded", "numpy_wanted": watch.wanted})
+    send({"event": "loaded", "numpy_wanted": watch.wanted, "notes": notes})
     while True:
         request = read_frame(stdin)
         if request is None:

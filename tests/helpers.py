@@ -168,8 +168,9 @@ def alive_with(token):
 
 
 def ex01_argument_checks(draft_tokens, draft_probs, target_probs, random_samples):
-    """The checks ex01's statement asks for (lengths, rows that are distributions naming the row, q(x) > 0), as a
-    learner writes them: the test files' hand-made ex01 functions share them and differ only in their walk."""
+    """The checks ex01's statement asks for (lengths, rows that are distributions naming the row, token ids in the
+    vocabulary, q(x) > 0), as a learner writes them: the test files' hand-made ex01 functions share them and differ
+    only in their walk."""
     k = len(draft_tokens)
     if len(draft_probs) != k or len(random_samples) != k or len(target_probs) < k:
         raise ValueError("lengths do not match")
@@ -177,6 +178,8 @@ def ex01_argument_checks(draft_tokens, draft_probs, target_probs, random_samples
         for i, row in enumerate(rows):
             if min(row) < 0 or abs(sum(row) - 1) > 1e-4:
                 raise ValueError(f"{name}[{i}] is not a distribution")
+    if any(not 0 <= x < len(row) for x, row in zip(draft_tokens, draft_probs)):
+        raise ValueError("a drafted token id is outside the vocabulary")
     if any(row[x] == 0 for x, row in zip(draft_tokens, draft_probs)):
         raise ValueError("a drafted token has q(x) = 0")
 

@@ -3,6 +3,11 @@
 `renamed_draft` relabels the vocabulary of a verify-style input: a random permutation of the
 token ids applied to the drafted tokens and to every row, so the same example asks the same
 question under other names (its answer comes from the reference again, ties and all).
+`perturbed_row` moves a row's values (the same support, other weights), and `same_path` keeps
+a twin only when it asks what its example asks (`path`, an exercise's own function of the
+input: which tokens are kept, where a bonus comes from) with no decision near an edge: renamed
+alone, a public example could be undone by matching its columns (issue 24: a table of the
+examples earned 29/100 that way); renamed and moved, only the rule answers it.
 `repaired_draft` is a bad verify-style input without its fault: the draft cut to the longest
 prefix every argument covers, before any drafted token its draft row gives probability 0.
 `checked(reference, repair)` keeps a repair only if the reference answers it without raising.
@@ -32,6 +37,34 @@ def renamed_row(row, perm, size=None):
     for j, value in enumerate(row):
         out[perm[j]] = value
     return out
+
+
+def perturbed_row(rng, row, spread=0.3):
+    """Another distribution on the same support: each positive entry times e^N(0, spread), then renormalised.
+
+    >>> import random
+    >>> row = perturbed_row(random.Random(1), [0.5, 0.0, 0.5])
+    >>> row[1], abs(sum(row) - 1) < 1e-12, row[0] != 0.5
+    (0.0, True, True)
+    """
+    weights = [v * math.exp(rng.gauss(0.0, spread)) if v > 0 else 0.0 for v in row]
+    total = sum(weights)
+    return [w / total for w in weights] if total > 0 else list(row)
+
+
+def same_path(rng, draw, path, example_path, tries=500):
+    """The first input `draw(rng)` gives whose `path` is `example_path` (not None); None if `tries` draws find none."""
+    for _ in range(tries):
+        candidate = draw(rng)
+        if path(*candidate) == example_path:
+            return candidate
+    return None
+
+
+def top_gap(row):
+    """How far the largest entry of `row` is above the next one (inf for a row of one entry)."""
+    top = sorted(row, reverse=True)
+    return top[0] - top[1] if len(top) > 1 else math.inf
 
 
 def renamed_draft(rng, tokens, q, p):

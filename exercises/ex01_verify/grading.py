@@ -21,10 +21,12 @@ import copy
 import math
 
 from exercises.common.rows import dyadic_row, smooth_row
-from exercises.common.twins import checked, normalised, renamed_draft, repaired_draft
+from exercises.common.twins import (checked, normalised, perturbed_row, renamed_draft, repaired_draft, same_path,
+                                    top_gap)
 from exercises.common.verify_dict import verify_judge
 from grader.cases import Case, Exercise, Kind, Mistake
 from grader.judge import raises_judge, row_names
+from specdec.residual import residual_distribution
 from specdec.verify import verify_speculative_tokens
 
 FUNC = "verify_speculative_tokens"
@@ -75,12 +77,14 @@ def _check_rows(q, p, rows):
 
 def wrong_verify(tokens, q, p, u, strict=False, stop=True, correction="residual", ties="low",
                  bonus_row="K", empty_draft=True, lengths=True, swap=False, rows="all", zero_q=True,
-                 fallback=True):
+                 fallback=True, token_ids=True):
     """The rule with one switch per known mistake (the defaults are the right rule)."""
     k = len(tokens)
     if lengths and (len(q) != k or len(u) != k or len(p) < k):
         raise ValueError("mismatched lengths")
     _check_rows(q, p, rows)
+    if token_ids and any(not 0 <= x < len(row) for x, row in zip(tokens, q)):
+        raise ValueError("a drafted token id outside the vocabulary")
     if zero_q and any(row[x] == 0 for x, row in zip(tokens, q)):
         raise ValueError("the draft cannot have proposed a token it gives probability 0")
     if not empty_draft and k == 0:
@@ -95,7 +99,7 @@ def wrong_verify(tokens, q, p, u, strict=False, stop=True, correction="residual"
             fix = _argmax(top if correction == "p" else _residual(top, bottom, fallback), ties)
             if stop:
                 break
-    if fix is None:
+    if fix is None and bonus_row != "none":
         rows = p[k:k + 1] or (p[-1:] if bonus_row == "last" else [])
         fix = _argmax(rows[0], ties) if rows else None
     return {"accepted_tokens": accepted, "bonus_token": fix, "acceptance_count": len(accepted)}
@@ -113,6 +117,8 @@ MISTAKES = (
     _mistake("tie_high", "argmax ties go to the higher token index; they go to the lower one", ties="high"),
     _mistake("bonus_without_row_k", "a bonus token without row K of target_probs; with only K rows the bonus "
              "is None", bonus_row="last"),
+    _mistake("no_bonus", "no bonus token when every drafted token is accepted; with a row K of target_probs, the "
+             "bonus is argmax target_probs[K]", bonus_row="none"),
     _mistake("ignore_k0", "an empty draft (K = 0) returns no bonus; with a row 0 the bonus is its argmax",
              empty_draft=False),
     _mistake("no_length_check", "mismatched lengths do not raise ValueError", lengths=False),
@@ -128,6 +134,8 @@ MISTAKES = (
              "finite and >= 0 as well", rows="sums"),
     _mistake("row_signs_only", "a row of non-negative weights that does not sum to 1 is accepted; it must sum to "
              "1 within 1e-4", rows="signs"),
+    _mistake("no_token_check", "a drafted token id outside the vocabulary (negative, or not below the row's length) "
+             "is used as it is; it must raise ValueError", token_ids=False),
 )
 
 
@@ -226,6 +234,18 @@ def _zero_q(rng):
     return tokens, q, p, u
 
 
+def _bad_token(rng):
+    """A drafted token id outside [0, V) at step i >= 1 (negative, or V and above), earlier steps p == q (accepted:
+    lazy and eager checks agree). Negative: in Python, q[i][-1] reads a row without complaint."""
+    k, vocab = rng.randint(2, 3), rng.randint(2, 4)
+    tokens, q, p, u = _draft(rng, k, vocab, k + rng.randint(0, 1))
+    i = rng.randrange(1, k)
+    for j in range(i):
+        p[j] = list(q[j])
+    tokens[i] = rng.choice([vocab + rng.randrange(3), -rng.randint(1, vocab)])
+    return tokens, q, p, u
+
+
 def _bad_row(fault):
     """A valid draft's twin but for one row that is not a distribution; (args, the row's name).
 
@@ -278,12 +298,13 @@ KINDS = (
           lambda rng: _draft(rng, 2, 3, 2, [rng.randrange(40, 64) / 64 for _ in range(2)]), {"swap_pq"}),
     _kind("stop at the first rejection", 5, "after a rejection, later draft tokens are not verified",
           lambda rng: _draft(rng, 3, rng.randint(3, 4), 3 + rng.randint(0, 1)), {"no_stop", "swap_pq"}),
-    _kind("u == p/q is accepted", 4, f"u exactly equal to the ratio: {RULE}, with <=", _boundary, {"strict_less"}),
+    _kind("u == p/q is accepted", 4, f"u exactly equal to the ratio: {RULE}, with <=", _boundary,
+          {"strict_less", "no_bonus"}),
     _kind("u = 0 accepts even p(x) = 0", 3, "the rule is u <= min(1, p/q): 0 <= 0 holds", _zero_p(0.0),
-          {"strict_less", "swap_pq"}),
+          {"strict_less", "swap_pq", "no_bonus"}),
     _kind("p(x) = 0 rejects", 3, "a token the target gives probability 0 is rejected for any u > 0",
           _zero_p(0.5), {"swap_pq"}),
-    _kind("ratio above 1 always accepts", 4, "min(1, p/q) is 1 when p(x) > q(x)",
+    _kind("ratio above 1 always accepts", 3, "min(1, p/q) is 1 when p(x) > q(x)",
           lambda rng: _draft(rng, rng.randint(1, 2), 3, 3, [rng.randrange(48, 64) / 64 for _ in range(2)]),
           {"swap_pq"}),
     _kind("correction: residual, not target", 5, "on rejection take the argmax of normalize(max(0, p - q))",
@@ -291,15 +312,15 @@ KINDS = (
     _kind("residual tie -> lower index", 4, "argmax ties go to the lower token index",
           lambda rng: _draft(rng, 1, rng.randint(3, 5), 2), {"tie_high", "swap_pq"}),
     _kind("bonus tie -> lower index", 4, "argmax ties go to the lower token index", _small_u(1, 4, lambda k: 2),
-          {"tie_high"}),
+          {"tie_high", "no_bonus"}),
     _kind("all accepted, no row K", 4, "no bonus token unless target_probs has a row K",
           lambda rng: _small_u(rng.randint(1, 3), 3, lambda k: k)(rng), {"bonus_without_row_k"}),
     _kind("K = 0 with a bonus row", 4, "an empty draft: nothing to verify, but row K = 0 gives the bonus",
-          lambda rng: ([], [], [dyadic_row(rng, rng.randint(2, 5))], []), {"ignore_k0"}),
+          lambda rng: ([], [], [dyadic_row(rng, rng.randint(2, 5))], []), {"ignore_k0", "no_bonus"}),
     _kind("K = 0, no rows", 2, "an empty draft and no target rows", lambda rng: ([], [], [], []), ()),
     _kind("rows past K + 1 unused", 2, "the bonus comes from row K, the one right after the draft",
-          _small_u(1, 3, lambda k: 4), ()),
-    _kind("5000-token vocabulary", 3, "a large vocabulary", _smooth(4, 5000, lambda k: k + 1), None),
+          _small_u(1, 3, lambda k: 4), {"no_bonus"}),
+    _kind("5000-token vocabulary", 2, "a large vocabulary", _smooth(4, 5000, lambda k: k + 1), None),
     *[_kind(f"random draft {i}", 1, "a random draft", _smooth(k, v, lambda k, r=r: k + r), None)
       for i, (k, v, r) in enumerate([(1, 2, 1), (3, 4, 1), (5, 3, 0), (4, 6, 1)], start=1)],
     _kind("len(draft_probs) != K raises", 2, "one draft row per drafted token, else ValueError",
@@ -313,6 +334,8 @@ KINDS = (
           {"no_empty_fallback", "swap_pq"}),
     _kind("q(x) = 0 raises", 3, "a drafted token its draft row gives probability 0: ValueError", _zero_q,
           {"no_zero_q_check"}),
+    _kind("a token id outside the vocabulary raises", 2, "a drafted token id must be in [0, V): a negative id, or "
+          "one not below the row's length, is a ValueError", _bad_token, {"no_token_check"}),
     _row_kind("a row of logits raises", 3, "a row that is not a distribution (here: logits) raises ValueError "
               "naming it, as draft_probs[i] or target_probs[i]", "logits", {"no_row_check"}),
     _row_kind("a row of weights raises", 3, "a row must sum to 1 within 1e-4, else ValueError naming it",
@@ -331,12 +354,40 @@ PUBLIC = (  # the problem's examples, verbatim
 
 
 
+EDGE = 1 / 64   # a twin's decisions keep this far from changing: a float's rounding cannot move them
+
+
+def _path(tokens, q, p, u):
+    """What a draft asks, whatever its names and values: (tokens kept, where the bonus comes from); None when a
+    decision (an acceptance, an argmax) is within EDGE of going the other way."""
+    try:
+        out = verify_speculative_tokens(*copy.deepcopy((tokens, q, p, u)))
+    except ValueError:
+        return None
+    n, k = out["acceptance_count"], len(tokens)
+    for i in range(min(n + 1, k)):
+        ratio = p[i][tokens[i]] / q[i][tokens[i]]
+        if ratio < 1 and abs(u[i] - ratio) < EDGE:
+            return None
+    row = residual_distribution(p[n], q[n]) if n < k else p[k] if len(p) > k else None
+    if row is not None and top_gap(row) < EDGE:
+        return None
+    return n, "residual" if n < k else "row K" if row is not None else "none"
+
+
 def _rename(rng, example):
-    """An example's twin: the same draft with its token ids renamed (`cases.twins`)."""
+    """An example's twin: the same draft with its token ids renamed and its values moved (`cases.twins`): every row
+    perturbed, every uniform moved, kept only when it asks what the example asks (`_path`)."""
     tokens, q, p, u = copy.deepcopy(example.calls[0]["args"])
     if example.expected == "raises ValueError":   # its twin is this, repaired: fresh uniforms as well
-        u = [rng.randrange(64) / 64 for _ in u]
-    return case(example.name, 0, (*renamed_draft(rng, tokens, q, p), u))
+        return case(example.name, 0, (*renamed_draft(rng, tokens, q, p), [rng.randrange(64) / 64 for _ in u]))
+
+    def draw(rng):
+        moved = [min(max(v + rng.uniform(-1 / 8, 1 / 8), 0.0), 1.0) for v in u]
+        t, q2, p2 = renamed_draft(rng, tokens, [perturbed_row(rng, r) for r in q], [perturbed_row(rng, r) for r in p])
+        return t, q2, p2, moved
+    twin = same_path(rng, draw, _path, _path(tokens, q, p, u))
+    return case(example.name, 0, twin) if twin else None
 
 
 def _repaired(args):

@@ -127,9 +127,17 @@ def _plain(arg):
 
 
 def _rename(rng, example):
-    """An example's twin: p and q with their token ids renamed alike (`cases.twins`)."""
+    """An example's twin: p and q moved alike and their token ids renamed alike (`cases.twins`): both mixed with
+    one random row r on the tokens both support, p' = (1 - l) p + l r and q' = (1 - l) q + l r, so that p' - q' is
+    (1 - l)(p - q): every entry keeps its sign (p == q stays p == q, a zero difference stays zero) while no value
+    stays what it was."""
     p, q = (_plain(a) for a in example.calls[0]["args"])
     size = max(len(p), len(q)) + rng.randint(1, 3)  # one to three ids neither row gives mass; one length for both
+    both = [j for j in range(len(p)) if len(p) == len(q) and p[j] > 0 and q[j] > 0]   # a bad input: renamed only
+    mix = rng.uniform(0.2, 0.6) if both else 0.0
+    weights = [rng.random() + 0.1 if j in both else 0.0 for j in range(len(p))]
+    r = [w / sum(weights) for w in weights] if both else weights
+    p, q = ([(1 - mix) * a + mix * b for a, b in zip(row, r)] if both else row for row in (p, q))
     perm = permutation(rng, size)
     return case(example.name, 0, renamed_row(p, perm, size), renamed_row(q, perm, size))
 

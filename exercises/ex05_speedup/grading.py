@@ -11,7 +11,7 @@ examples (49 points); hidden (51): one kind per trap, generated from the seed.
 import math
 
 from exercises.common.rows import dyadic_row, smooth_row
-from exercises.common.twins import checked, normalised, padded, permutation, renamed_row
+from exercises.common.twins import checked, normalised, padded, permutation, perturbed_row, renamed_row
 from grader.cases import Case, Exercise, Kind, Mistake
 from grader.judge import float_judge, raises_judge
 from specdec.theory import acceptance_rate, expected_tokens_per_step
@@ -134,11 +134,13 @@ PUBLIC = (  # the statement's examples
 
 
 def _rename(rng, example):
-    """An example's twin: for beta, p and q renamed alike; for E[tokens], a neighbouring input of the same edge."""
+    """An example's twin: for beta, p and q with their values moved on their supports (`twins.perturbed_row`) and
+    renamed alike; for E[tokens], a neighbouring input of the same edge."""
     a, b = example.calls[0]["args"]
     if example.func == AR:
         size = len(a) + rng.randint(1, 3)          # and one to three ids neither row gives mass
         perm = permutation(rng, size)
+        a, b = perturbed_row(rng, a), perturbed_row(rng, b)
         return case(example.name, 0, AR, (renamed_row(a, perm, size), renamed_row(b, perm, size)))
     if a in (0.0, 1.0):
         return case(example.name, 0, ET, (a, b + rng.randint(1, 40)))

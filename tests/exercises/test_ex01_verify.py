@@ -12,7 +12,6 @@ import os
 import pytest
 
 from grader import grade_file
-from grader.cases import case_seed
 from grader.registry import exercise
 from helpers import ROOT
 
@@ -53,7 +52,7 @@ def test_a_lookup_table_of_the_shipped_cases_earns_no_hidden_point_under_a_secre
                     "    return eval(answer)\n")
     assert grade_file(str(path), timeout=5.0, seed=0).score == 100
     secret = grade_file(str(path), timeout=5.0, seed=SECRET)
-    own = exercise("ex01").cases(case_seed(SECRET, path.read_text()))   # this file's hidden cases
+    own = exercise("ex01").cases(SECRET)   # the class's hidden cases under the secret
     same_inputs = {c.name for c, s in zip(shipped, own) if c.calls == s.calls and not c.is_twin and c.hidden}
     assert same_inputs == {"K = 0, no rows"}  # the only fixed hidden input
     # The examples' renamed twins are drawn from the secret too: the table's three examples earn nothing.

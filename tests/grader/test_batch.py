@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from grader import batch, grade_file, protocol
+from grader import batch, grade_file, protocol, session
 from grader.batch import grade_apart, grade_folder
 from helpers import NEEDS_BWRAP, ROOT, SUBS
 
@@ -23,12 +23,17 @@ FOLDER_OPTIONS = {"timeout": 1.5, "max_seconds": 6.0, "mode": "bwrap", "seed": 3
 OPTIONS = {"timeout": 2.0, "max_seconds": 8.0, "mode": "bwrap", "seed": 271828}
 
 
-def test_a_grading_process_past_its_time_is_stopped_and_its_row_says_so(monkeypatch):
-    monkeypatch.setattr(batch, "GRACE", 0.0)  # no time beyond the submission's 0.01 s: starting up already exceeds it
-    monkeypatch.setattr(batch.session, "wall_cap", lambda seconds: seconds)  # nor the wall-clock cap's slack
-    report = grade_apart(os.path.join(SUBS, "ex01", "good_plain.py"), "ex01", timeout=1.0, max_seconds=0.01,
-                         mode="process")
-    assert (report.status, report.score) == ("error", 0) and "was stopped" in report.error
+def test_a_grading_process_is_bounded_in_its_own_cpu_time_and_the_host_in_wall_time(monkeypatch):
+    """The grading process's own work is bounded in CPU seconds (its judging is the grader's, not the file's); a
+    busy machine that stretches its wall time gives a row that says it was the machine, to be regraded."""
+    monkeypatch.setattr(batch, "GRADER_CPU", 0.0)   # starting up already spends more
+    monkeypatch.setattr(batch, "POLL", 0.05)
+    report = grade_apart(os.path.join(SUBS, "ex01", "good_plain.py"), "ex01", timeout=1.0, mode="process")
+    assert (report.status, report.score, report.host) == ("error", 0, False) and "CPU time" in report.error
+    monkeypatch.setattr(batch, "GRADER_CPU", 1e9)
+    monkeypatch.setattr(batch, "HOST_WALL", 0.0)
+    report = grade_apart(os.path.join(SUBS, "ex01", "good_plain.py"), "ex01", timeout=1.0, mode="process")
+    assert report.status == "error" and report.host and "too busy" in report.error
 
 
 @pytest.mark.slow
@@ -39,6 +44,7 @@ def test_each_file_is_graded_as_the_exercise_its_name_gives(tmp_path):
     reports = {r.source: r for r in grade_folder(str(tmp_path), progress=False, **FOLDER_OPTIONS)}
     assert {n: r.exercise for n, r in reports.items()} == {"ex01_alice.py": "ex01", "ex01_bob.py": "ex01",
                                                             "ex03_carol.py": "ex03", "notes.py": ""}
+    assert {r.student for r in reports.values()} == {"ex01_alice", "ex01_bob", "ex03_carol", "notes"}
     assert "missing" in reports["ex01_alice.py"].error or reports["ex01_alice.py"].status == "error"
     assert "pass --exercise" in reports["notes.py"].error
 
@@ -83,9 +89,12 @@ def test_a_reply_flood_costs_its_cases_and_no_memory_and_honest_files_keep_their
     flood = f"the sandbox sent a reply with more than {protocol.MAX_ITEMS} values"
     shown = [m.split(" (hint:")[0] for m in messages]
     assert flood in shown  # cases run in a secret order: the first one it answers floods
-    # Each case restarts the sandbox; on a loaded machine the 8 s budget can run out first: "not run" is fair.
-    assert all(m == flood or m.startswith(("not run: ", "timed out after ", "the submission's total time"))
+    # Each case restarts the sandbox, until the replies of the run pass session.MAX_RUN_BYTES in all: then the
+    # rest are not run (on a loaded machine the 8 s budget can run out first: "not run" is fair too).
+    over = f"the sandbox sent replies of more than {session.MAX_RUN_BYTES // 1024 ** 2} MiB in all"
+    assert all(m in (flood, over) or m.startswith(("not run: ", "timed out after ", "the submission's total time"))
                for m in shown), messages
+    assert sum(m == flood for m in shown) <= session.MAX_RUN_BYTES // (7 * 1024 ** 2)   # a few cases, then stopped
     assert reports["hostile_ansi_at_import.py"][:3] == [0, 0, "error"]
     for name in ("good_plain.py", "good_line_separators.ipynb"):  # the honest notebook scored 0 before the fix
         alone = grade_file(os.path.join(EX01, name), "ex01", **OPTIONS)

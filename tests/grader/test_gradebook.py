@@ -57,11 +57,13 @@ def test_a_class_gets_a_gradebook_feedback_and_similarity_flags_and_no_seed_anyw
     assert set(rows) == {"ex01_alice.py", "ex01_bob.py", "ex01_carol.py", "ex01_dave.txt"}
     assert rows["ex01_alice.py"]["total"] == "110" and rows["ex01_alice.py"]["bonus"] == "10"
     assert int(rows["ex01_bob.py"]["score"]) < 100 and "after the first rejection" in rows["ex01_bob.py"]["diagnosis"]
-    assert rows["ex01_dave.txt"]["status"] == "error" and ".txt" in rows["ex01_dave.txt"]["error"]
+    assert rows["ex01_dave.txt"]["status"] == "not graded" and ".txt" in rows["ex01_dave.txt"]["error"]
+    assert rows["ex01_dave.txt"]["final"] == "" and rows["ex01_dave.txt"]["total"] == ""        # not a 0
+    assert rows["ex01_alice.py"]["final"] == "110" and float(rows["ex01_alice.py"]["seconds"]) > 0
     assert rows["ex01_alice.py"]["similar"].startswith("S1: identical to ex01_carol.py")
     assert rows["ex01_bob.py"]["similar"] == ""
     assert {r["seed_fingerprint"] for r in rows.values()} == {gradebook.seed_fingerprint(SEED)}
-    assert "similar files: 1 groups" in out and "4 entries" in out
+    assert "similar files: 1 groups" in out and "4 rows" in out
     shown = out + err + "".join(open(os.path.join(notes, n), encoding="utf-8").read() for n in os.listdir(notes))
     assert str(SEED) not in shown and str(SEED) not in open(book).read()
     feedback = "".join(open(os.path.join(notes, n)).read() for n in os.listdir(notes))
@@ -97,30 +99,49 @@ def test_a_class_gets_a_gradebook_feedback_and_similarity_flags_and_no_seed_anyw
     assert code == 0 and document["rows"][0]["total"] == 110 and str(SEED) not in out
 
 
+def _book(path, exercise, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=gradebook.FIELDS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(dict.fromkeys(gradebook.FIELDS, "") | {"exercise": exercise, "status": "passed"} | row)
+    return str(path)
+
+
 def test_gradebooks_merge_into_one_lms_table(tmp_path):
-    books = []
-    for exercise, totals in (("ex01", {"12345": 110, "23456": 40}), ("ex02", {"12345": 90})):
-        path = tmp_path / f"{exercise}.csv"
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=gradebook.FIELDS)
-            writer.writeheader()
-            for student, total in totals.items():
-                writer.writerow(dict.fromkeys(gradebook.FIELDS, "") | {"student": student, "file": f"{student}.py",
-                                                                       "exercise": exercise, "total": total})
-        books.append(str(path))
-    canvas = list(csv.reader(gradebook.merge(books, "canvas").splitlines()))
-    assert canvas == [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "ex01", "ex02"],
-                      ["12345", "12345", "", "", "", "110", "90"], ["23456", "23456", "", "", "", "40", ""]]
-    moodle = list(csv.reader(gradebook.merge(books, "moodle").splitlines()))
-    assert moodle[0] == ["Identifier", "Full name", "ex01", "ex02"] and moodle[1][:3] == ["Participant 12345", "12345",
-                                                                                       "110"]
+    books = [_book(tmp_path / "ex01.csv", "ex01", [
+                 {"student": "12345", "name": "smithjohn", "final": 110, "lms": "canvas"},
+                 {"student": "23456", "name": "doejane", "final": 40, "lms": "canvas"},
+                 {"student": "34567", "name": "leenick", "final": "", "status": "not graded", "lms": "canvas",
+                  "error": "not a .py or .ipynb file (.txt)"}]),
+             _book(tmp_path / "ex02.csv", "ex02", [{"student": "12345", "name": "smithjohn", "final": 90,
+                                                     "lms": "canvas"}])]
+    text, warnings = gradebook.merge(books, "canvas")
+    assert list(csv.reader(text.splitlines())) == [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "ex01", "ex02"],
+        ["smithjohn", "12345", "", "", "", "110", "90"], ["doejane", "23456", "", "", "", "40", ""],
+        ["leenick", "34567", "", "", "", "", ""]]                       # not graded: left empty, never 0
+    assert warnings == ["34567, ex01: not graded (not a .py or .ipynb file (.txt)): left empty"]
+    moodle, warnings = gradebook.merge(books, "moodle")
+    assert list(csv.reader(moodle.splitlines()))[1][:3] == ["Participant 12345", "smithjohn", "110"]
+    assert any("come from canvas names, not moodle's" in w for w in warnings)   # a layout that cannot match
     code, out, err = grade("gradebook", str(tmp_path / "class.csv"), *books, "--lms", "plain")
-    assert code == 0 and "2 students" in out
-    assert list(csv.reader(open(tmp_path / "class.csv"))) == [["student", "ex01", "ex02"], ["12345", "110", "90"],
-                                                              ["23456", "40", ""]]
+    assert code == 0 and "3 students" in out and "warning: 34567, ex01: not graded" in out
+    assert list(csv.reader(open(tmp_path / "class.csv")))[:2] == [["student", "ex01", "ex02"], ["12345", "110", "90"]]
     (tmp_path / "junk.csv").write_text("a,b\n1,2\n")
     code, _, err = grade("gradebook", str(tmp_path / "out.csv"), str(tmp_path / "junk.csv"))
     assert code == 2 and "not a gradebook" in err
+
+
+def test_a_short_or_broken_gradebook_is_a_clear_error_never_a_traceback(tmp_path):
+    book = tmp_path / "short.csv"
+    book.write_text(",".join(gradebook.FIELDS) + "\n12345,x\n")      # a row of two cells
+    text, warnings = gradebook.merge([str(book)], "plain")
+    assert text.splitlines()[1] == "12345,"
+    (tmp_path / "binary.csv").write_bytes(b"\xff\xfe\x00junk")
+    for path in (book, tmp_path / "binary.csv"):
+        code, out, err = grade("gradebook", str(tmp_path / "out.csv"), str(path))
+        assert code in (0, 2) and "Traceback" not in err, err
 
 
 @pytest.mark.slow
@@ -151,3 +172,52 @@ def test_every_command_has_help_and_release_help_creates_nothing(tmp_path):
                    "--feedback", "--student-pattern", "--jobs", "release", "gradescope", "gradebook"):
         assert option in main, option
     assert os.listdir(tmp_path) == []                             # `release --help` made no folder named --help
+
+
+def _canvas(path, entries):
+    import zipfile
+    with zipfile.ZipFile(path, "w") as z:
+        for name, source in entries.items():
+            z.writestr(name, open(os.path.join(SUBS, source)).read())
+    return str(path)
+
+
+@pytest.mark.slow
+def test_a_term_one_row_per_student_the_policy_decides_which_upload_counts_and_a_regrade_keeps_the_term(tmp_path):
+    """Canvas: a student's two attachments (an on-time one with a known mistake, a later, late and correct one),
+    graded under each policy; then a regrade after a resubmission, into the same gradebook."""
+    from grader.batch import grade_folder
+    options = {"timeout": 5.0, "mode": "bwrap" if not bwrap_problem() else "process", "seed": SEED}
+    download = _canvas(tmp_path / "submissions.zip", {
+        "smithjohn_12345_100_ex01.py": "wrong_no_stop.py",            # on time, 92
+        "smithjohn_LATE_12345_200_ex01_v2.py": "good_plain.py",       # late (Canvas says so), 110
+        "doejane_23456_300_ex01.py": "good_plain.py"})
+    by_policy = {}
+    for policy in ("latest", "latest-on-time", "best"):
+        reports = grade_folder(download, "ex01", jobs=2, progress=False, policy=policy, late_penalty=20, **options)
+        assert [r.student for r in reports] == ["12345", "23456"]       # one row per student
+        by_policy[policy] = {r.student: r for r in reports}
+    john = {p: r["12345"] for p, r in by_policy.items()}
+    assert (john["latest"].source, john["latest"].late, john["latest"].final) == (
+        "smithjohn_LATE_12345_200_ex01_v2.py", True, 88)                 # 110 less 20 %
+    assert (john["latest-on-time"].source, john["latest-on-time"].late) == ("smithjohn_12345_100_ex01.py", False)
+    assert john["latest-on-time"].final == john["latest-on-time"].score < 100
+    assert john["best"].final == max(88, john["latest-on-time"].final)
+    assert any("smithjohn_12345_100_ex01.py" in line for line in john["latest"].files)   # every file listed
+    assert by_policy["latest"]["23456"].person == "doejane" and by_policy["latest"]["23456"].lms == "canvas"
+
+    # The term: the first download had only the on-time file; the second has the late one. Regraded into one
+    # gradebook under latest-on-time, the on-time grade stays; under best, the better one.
+    first = _canvas(tmp_path / "first.zip", {"smithjohn_12345_100_ex01.py": "wrong_no_stop.py"})
+    second = _canvas(tmp_path / "second.zip", {"smithjohn_LATE_12345_200_ex01_v2.py": "good_plain.py"})
+    on_time = john["latest-on-time"].final
+    for policy, expected in (("latest-on-time", on_time), ("best", max(88, on_time)), ("latest", 88)):
+        book = tmp_path / f"term_{policy}.csv"
+        for source in (first, second):
+            reports = grade_folder(source, "ex01", jobs=1, progress=False, policy=policy, late_penalty=20, **options)
+            gradebook.update(str(book), reports, SEED, policy)
+        [row] = _read(book)
+        assert float(row["final"]) == expected, (policy, row["final"])
+        history = json.loads(row["history"])
+        assert [h["file"] for h in history] == ["smithjohn_12345_100_ex01.py", "smithjohn_LATE_12345_200_ex01_v2.py"]
+        assert "graded in an earlier batch" in row["files"] or policy != "latest"

@@ -38,7 +38,8 @@ def autograder(tmp_path_factory):
 
 
 def run(autograder, tmp_path, files, with_bwrap):
-    """results.json after run_autograder graded `files` ({name: text}) in a fresh /autograder."""
+    """results.json after run_autograder graded `files` ({name: text, or a function of the submission folder that
+    makes the entry}) in a fresh /autograder."""
     home = tmp_path / "autograder"
     for d in ("source", "submission", "results"):
         (home / d).mkdir(parents=True)
@@ -48,7 +49,10 @@ def run(autograder, tmp_path, files, with_bwrap):
         os.chmod(home / "source" / info.filename, (info.external_attr >> 16) & 0o777 or 0o644)
     shutil.copy(home / "source" / "run_autograder", home / "run_autograder")
     for name, text in files.items():
-        (home / "submission" / name).write_text(text)
+        if callable(text):
+            text(home / "submission" / name)
+        else:
+            (home / "submission" / name).write_text(text)
     os.makedirs("/autograder", exist_ok=True)               # bwrap's mount point (an empty folder)
     argv = ["bwrap", "--dev-bind", "/", "/"]
     if sys.base_prefix.startswith("/root/"):   # this interpreter lives under /root (0700); Gradescope's is the system's
@@ -104,8 +108,45 @@ def test_honest_wrong_and_hostile_submissions(autograder, tmp_path, with_bwrap):
     assert "exercise" not in messages.split("found:")[1] and "grader" not in messages.split("found:")[1]
 
 
-def test_no_file_or_several_files_give_a_clear_zero(autograder, tmp_path):
+def test_the_zip_ships_only_what_grading_the_exercise_needs(autograder):
+    names = set(zipfile.ZipFile(autograder).namelist())
+    assert {"exercises/ex01_verify/grading.py", "grader/worker.py", "specdec/verify.py"} <= names
+    assert not [n for n in names if n.endswith("solution.py") or n.startswith(("exercises/ex02", "exercises/ex03",
+                                                                              "exercises/ex04", "exercises/ex05",
+                                                                              "exercises/ex06"))]
+    assert not [n for n in names if not n.endswith(".py") and n not in ("setup.sh", "run_autograder", "config.json")]
+
+
+def _link(target):
+    return lambda path: os.symlink(target, path)
+
+
+def test_every_upload_gets_a_valid_results_json_and_no_link_is_followed(autograder, tmp_path):
+    """Uploads from GitHub, GitLab or a zip carry links: the red team's link to the kit's own reference scored 110
+    with no code, a dangling one ended in a traceback and no results.json, one to a root-only file of the kit put
+    a line of it into the student's output. Each now gets a results.json of 0 that says why (`run` validates it)."""
+    reference = run(autograder, tmp_path / "ref", {"ex01.py": _link("/autograder/source/specdec/verify.py")}, True)
+    assert reference["score"] == 0 and "symbolic link" in reference["output"]
+    dangling = run(autograder, tmp_path / "dangling", {"ex01.py": _link("/nonexistent/ex01.py")}, True)
+    assert dangling["score"] == 0 and "symbolic link" in dangling["output"]
+    secret = run(autograder, tmp_path / "secret", {"ex01.py": _link("/autograder/source/config.json")}, True)
+    assert secret["score"] == 0 and "seed" not in json.dumps(secret)
+
+    def folder(path):
+        path.mkdir()
+        (path / "work.py").write_text(open(os.path.join(SUBS, "ex01", "good_plain.py")).read())
+    nested = run(autograder, tmp_path / "folder", {"project.py": folder}, True)
+    assert nested["score"] == 110 and "graded: project.py/work.py" in nested["output"]
+    binary = run(autograder, tmp_path / "binary", {"ex01.py": lambda p: p.write_bytes(os.urandom(4096))}, True)
+    assert binary["score"] == 0 and "cannot grade" in binary["output"]
+    empty = run(autograder, tmp_path / "emptyfile", {"ex01.py": ""}, True)
+    assert empty["score"] == 0 and "defines no function" in empty["output"]
+
+
+def test_no_file_gives_a_clear_zero_and_of_several_the_rule_picks_one(autograder, tmp_path):
     empty = run(autograder, tmp_path / "empty", {"notes.txt": "nothing"}, True)
     assert empty["score"] == 0 and "No .py or .ipynb file" in empty["output"]
-    two = run(autograder, tmp_path / "two", {"a.py": "x = 1\n", "b.ipynb": "{}"}, True)
-    assert two["score"] == 0 and "2 files were submitted" in two["output"]
+    good = open(os.path.join(SUBS, "ex01", "good_plain.py")).read()
+    two = run(autograder, tmp_path / "two", {"scratch.py": "x = 1\n", "ex01_verify.py": good}, True)
+    assert two["score"] == 110 and "graded: ex01_verify.py (of 2 files" in two["output"] and "scratch.py" in \
+        two["output"]

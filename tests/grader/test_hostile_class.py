@@ -24,9 +24,7 @@ import pytest
 from grader import grade_file, protocol, worker
 from grader import gradebook
 from grader.batch import grade_folder
-from grader.cases import case_seed
 from grader.report import label
-from grader.submission import read_code
 from grader.cases import failing_mistakes
 from grader.registry import exercise
 from helpers import NEEDS_BWRAP, ROOT, SUBS, alive_with
@@ -46,7 +44,7 @@ OPTIONS = {"timeout": 1.0, "max_seconds": 5.0, "mode": "bwrap", "seed": SECRET}
 TIMED_OUT = f"timed out after {OPTIONS['timeout']:g} s"
 
 
-# Under a secret, every file gets hidden cases of its own (cases.case_seed): the sets below are each file's.
+# Every file of the class is graded on the cases of the exercise and the secret (cases.grading_key).
 POINTS = {c.name: c.points for c in exercise("ex01").cases(SECRET) if not c.is_twin}
 
 
@@ -54,9 +52,8 @@ RAISES = {c.name for c in exercise("ex01").cases(SECRET) if c.expected == "raise
 
 
 def cases_of(batch, name):
-    """The scored cases the file called `name` in the class folder was graded on (its own hidden ones)."""
-    code, _ = read_code(batch["paths"][name])
-    return [c for c in exercise("ex01").cases(case_seed(SECRET, code)) if not c.is_twin]
+    """The scored cases the file called `name` in the class folder was graded on (the class's)."""
+    return [c for c in exercise("ex01").cases(SECRET) if not c.is_twin]
 
 
 def k0(batch, name):

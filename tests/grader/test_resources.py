@@ -3,9 +3,10 @@
 Each sandbox gets a cgroup of its own where the machine has writable cgroup v1 memory, cpuacct and pids
 hierarchies (sandbox.Cgroup: memory, cpu.shares, pids.max; removed with the sandbox, its processes killed
 first), else rlimits alone; `Run.sandbox_limits` says which. Time limits count the sandbox's CPU time (its
-cgroup's cpuacct usage, else the sum over its processes), with a wall-clock cap of 3 x the limit + 2 s for
-a file that sleeps. Asynchronous I/O contexts (io_setup, a host-wide pool: one sandbox once held all
-65,536) are refused by the seccomp filter (tests/grader/test_isolation.py).
+cgroup's cpuacct usage, else the sum over its processes) and, for a file that sleeps, the time it waits with
+no thread running or waiting for a CPU; a machine too busy to run a sandbox at all is the host's doing.
+Asynchronous I/O contexts (io_setup, a host-wide pool: one sandbox once held all 65,536) are refused by the
+seccomp filter (tests/grader/test_isolation.py).
 """
 
 import os
@@ -86,16 +87,30 @@ def test_the_process_count_is_the_cgroups_even_without_a_uid_of_its_own(tmp_path
 
 
 @pytest.mark.slow
-def test_a_spinning_case_times_out_on_cpu_time_and_a_sleeping_one_at_the_wall_clock_cap(tmp_path):
+def test_a_spinning_case_times_out_on_cpu_time_and_a_sleeping_one_once_it_has_waited_its_own_limit(tmp_path,
+                                                                                                  monkeypatch):
     started = time.monotonic()
     spin = _run(tmp_path, "spin", [30], timeout=0.5, max_seconds=20)
     spun = time.monotonic() - started
     assert spin.outcomes[0] == {"failure": "timed out after 0.5 s"} and 0.4 < spin.cpu_seconds < 2.0 and spun < 3
+    assert spin.stopped == 1 and not spin.host
+    monkeypatch.setattr(session, "BLOCKED", 0.5)   # the waiting a case may do on nothing but itself
     started = time.monotonic()
-    nap = _run(tmp_path, "nap", [30], timeout=0.1, max_seconds=20)
+    nap = _run(tmp_path, "nap", [30], timeout=10.0, max_seconds=20)
     napped = time.monotonic() - started
-    assert nap.outcomes[0] == {"failure": "timed out after 0.1 s"} and nap.cpu_seconds < 0.5
-    assert session.wall_cap(0.1) - 0.1 < napped < session.wall_cap(0.1) + 1.5
+    assert nap.outcomes[0]["failure"].startswith("stopped after waiting 0.5 s without running")
+    assert nap.cpu_seconds < 0.5 and 0.5 <= nap.blocked_seconds < 1.5 and napped < 4 and nap.stopped == 1
+
+
+@pytest.mark.slow
+def test_a_case_the_machine_never_runs_is_the_hosts_doing_not_the_files(tmp_path, monkeypatch):
+    """A sandbox that is always runnable but never gets the CPU (a machine so busy it never runs it) reaches the
+    host's backstop: the case says so and the run is marked for a regrade (`Run.host`), never "timed out"."""
+    monkeypatch.setattr(sandbox, "running", lambda proc: True)   # as a starved sandbox looks: waiting for a CPU
+    monkeypatch.setattr(session, "HOST_FACTOR", 1.0)
+    monkeypatch.setattr(session, "HOST_SLACK", 0.5)
+    run = _run(tmp_path, "nap", [30], timeout=0.5, max_seconds=20)
+    assert run.outcomes[0] == {"failure": session.HOST} and run.host and run.stopped == 0
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from grader import grade_file, replay, session
+from grader import grade_file, mounts, replay, session
 from grader.registry import exercise
 from helpers import NEEDS_BWRAP, ROOT, SUBS
 
@@ -30,6 +30,8 @@ import os, socket
 def look(what):
     if what == "fs":
         return sorted(os.listdir("/")), sorted(os.listdir(os.getcwd())), os.getuid() != 0, os.path.exists("/etc")
+    if what == "packages":
+        return sorted(os.listdir("/opt/pylib")) if os.path.isdir("/opt/pylib") else []
     if what == "procs":
         return os.path.exists("/proc")
     if what == "write":
@@ -55,11 +57,13 @@ def test_the_sandbox_shows_only_the_submission_and_the_interpreter(tmp_path):
     path = tmp_path / "probe.py"
     path.write_text(LOOK)
     requests = [{"id": i, "func": "look", "calls": [{"args": [w]}]}
-                for i, w in enumerate(("fs", "procs", "write", "net"))]
+                for i, w in enumerate(("fs", "procs", "write", "net", "packages"))]
     run = session.run(str(path), "probe.py", ["look"], requests, "bwrap", timeout=10.0)
-    (root, work, unprivileged, etc), procs, writable, net = [o["results"][0]["value"] for o in run.outcomes]
+    (root, work, unprivileged, etc), procs, writable, net, packages = [o["results"][0]["value"] for o in run.outcomes]
     assert work == ["probe.py"] and unprivileged and not etc
-    assert set(root) <= {"dev", "grader", "lib", "lib64", "proc", "root", "tmp", "usr", "work"}
+    assert set(root) <= {"dev", "grader", "lib", "lib64", "opt", "proc", "root", "tmp", "usr", "work"}
+    # Beside the interpreter, only what a notebook may import where Jupyter has it (mounts.COURSE_PACKAGES).
+    assert packages == sorted(os.path.basename(d) for d in mounts.package_dirs())
     assert procs is False  # issue 19: no /proc at all (its global files and inode numbers joined sandboxes)
     assert writable == [] and net == "OSError"
 

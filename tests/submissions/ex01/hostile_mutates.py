@@ -23,6 +23,8 @@ def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_sa
             if not all(0.0 <= v < float("inf") for v in row) or abs(sum(row) - 1.0) > 1e-4:
                 raise ValueError(f"{name}[{i}] is not a probability distribution")
     for i, (x, row) in enumerate(zip(draft_tokens, draft_probs)):
+        if not 0 <= x < len(row):
+            raise ValueError(f"draft_tokens[{i}] is {x}: outside the vocabulary")
         if row[x] == 0:
             raise ValueError(f"draft_probs[{i}][{x}] is 0: the draft cannot have proposed it")
     accepted = []

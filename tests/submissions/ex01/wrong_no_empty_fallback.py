@@ -20,6 +20,8 @@ def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_sa
             if any(not 0.0 <= v < float("inf") for v in row) or abs(sum(row) - 1.0) > 1e-4:
                 raise ValueError(f"{name}[{i}] is not a probability distribution")
     for i, x in enumerate(draft_tokens):
+        if not 0 <= x < len(draft_probs[i]):
+            raise ValueError(f"draft_tokens[{i}] is {x}: outside the vocabulary")
         if draft_probs[i][x] == 0:
             raise ValueError(f"draft_probs[{i}] gives the drafted token {x} probability 0")
     accepted = []

@@ -23,6 +23,8 @@ def verify_speculative_tokens(draft_tokens, draft_probs, target_probs, random_sa
     accepted = []
     for i, x in enumerate(draft_tokens):
         p, q = target_probs[i], draft_probs[i]
+        if not 0 <= x < len(q):
+            raise ValueError(f"draft_tokens[{i}] is {x}: outside the vocabulary")
         if random_samples[i] <= min(1.0, p[x] / q[x]):
             accepted.append(x)
             continue
