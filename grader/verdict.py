@@ -45,6 +45,15 @@ def checked_lines(outcome, lines):
                 info["text"] = lines[info["line"] - 1].strip()[:200]
 
 
+# What a judge's or the session's words may hold of the submission's own choosing, and what a hidden case shows
+# instead: a value's repr ("a float (0.125)"), a class's name, an int's size, a worker's exit code, a reply's
+# size, which call of a batch failed, how many results came back.
+REDACTED = ((r"\b(an? (?:float|int|str|list|dict|bool|tuple)) \((?:[^()]|\([^()]*\))*\)", r"\1"),
+            (r"an object of type \S+", "an object"), (r"an int with (?:more than )?\d+ digits", "a huge int"),
+            (r" \(code [^)]*\)", ""), (r"a reply of \d+ bytes", "a reply too large"),
+            (r"^call \d+ of (\d+): ", r"one of its \1 calls: "), (r"only \d+ results", "fewer results"))
+
+
 def _raised_name(info):
     return info["type"] if info["type"] in BUILTIN_ERRORS else "an exception of its own class"
 
@@ -59,10 +68,16 @@ def redact(message, outcome):
 
     >>> redact("returned a str ('leak 0.125'), expected a dict", {"results": [{"value": "leak 0.125"}]})
     'returned a str, expected a dict'
+    >>> redact("modified its input draft_probs (inputs must be left unchanged)", {"results": [{"value": 1}]})
+    'modified its input draft_probs (inputs must be left unchanged)'
     """
-    result = (outcome or {}).get("results", [{}])[0] if "results" in (outcome or {}) else {}
+    results = (outcome or {}).get("results", []) if isinstance((outcome or {}).get("results"), list) else []
+    result = next((r for r in results if "raised" in r or "unconvertible" in r), {})
     info = result.get("raised") or result.get("unconvertible")
     if info is not None:
+        many = re.match(r"^call \d+ of (\d+): ", message)
+        if many:   # which call of a batch raised is the submission's choice too
+            return f"one of its {many.group(1)} calls: " + redact(message[many.end():], {"results": [result]})
         where = info.get("where") or (f"line {info['line']}" if "line" in info else "")
         head = {"SystemExit": "called sys.exit()"}.get(info["type"], f"raised {_raised_name(info)}")
         if "unconvertible" in result:
@@ -72,9 +87,9 @@ def redact(message, outcome):
         elif "as it should, but its message" in message:
             head = message
         return head + (f" ({where}: `{info.get('text', '')}`)" if where else "")
-    text = re.sub(r" \((?:[^()]|\([^()]*\))*\)", "", message)
-    text = re.sub(r"an object of type \S+", "an object", text)
-    return text[:200]
+    for pattern, shown in REDACTED:
+        message = re.sub(pattern, shown, message)
+    return message[:300]
 
 
 def judge_case(case, outcome):

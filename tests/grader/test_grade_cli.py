@@ -94,7 +94,7 @@ def test_an_import_error_reaches_stderr_as_one_clean_line(flag):
     (["tests/submissions/ex01/good_plain.py"], "cannot tell the exercise"),   # no exNN in the name
     (["tests/submissions/ex01/good_plain.py", "--exercise", "ex09"], "invalid choice: 'ex09'"),
     (["no/such/file.py", "--exercise", "ex01"], "no such file"),
-    (["tests/submissions/ex01/good_plain.py", "--exercise", "ex01", "--timeout", "0"], "must be > 0"),
+    (["tests/submissions/ex01/good_plain.py", "--exercise", "ex01", "--timeout", "0"], "of seconds > 0"),
 ])
 def test_cli_exit_2_with_a_clear_message(capsys, args, needle):
     code, _, err = cli(capsys, *[os.path.join(ROOT, a) if a.startswith("tests/") else a for a in args])
@@ -104,7 +104,7 @@ def test_cli_exit_2_with_a_clear_message(capsys, args, needle):
 @pytest.mark.parametrize("args, env, needle", [
     (["x_ex01.py"], {"SPECDEC_GRADE_SEED": "abc"}, "SPECDEC_GRADE_SEED must be an integer, got 'abc'"),
     (["x_ex01.py", "--seed", "abc"], {}, "argument --seed: invalid int value: 'abc'"),
-    (["x_ex01.py", "--timeout", "inf"], {}, "--timeout and --max-seconds must be > 0 seconds (and finite)"),
+    (["x_ex01.py", "--timeout", "inf"], {}, "--timeout must be a number of seconds > 0 and finite"),
     (["x_ex01.py", "--csv", "g.csv"], {}, "--csv goes with --batch DIR"),
     (["x_ex01.py", "--jobs", "3"], {}, "--jobs goes with --batch DIR"),
     (["--batch", "TMP"], {}, "--batch needs --csv FILE"),
@@ -137,6 +137,6 @@ def test_help_shows_examples_and_a_batch_says_what_it_could_not_grade(tmp_path):
                              "--sandbox", "process", "--jobs", "1", "--timeout", "5"], capture_output=True, text=True,
                             cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == (f"2 entries: 1 graded, 1 could not be graded (the gradebook's error column "
-                                     f"says why) -> {csv_path} (2 rows written)")
+    assert result.stdout.strip() == (f"2 rows (students x exercises): 1 graded, 1 not graded (the gradebook's "
+                                     f"error column says why) -> {csv_path} (2 rows written)")
     assert len(open(csv_path).read().splitlines()) == 3  # a header and a row per file

@@ -134,10 +134,10 @@ def test_honest_files_keep_exactly_their_grades(batch):
 
 
 def test_every_entry_gets_one_row_and_no_two_rows_share_a_name(batch):
-    names = [row[1] for row in list(csv.reader(open(batch["csv"], newline="")))[1:]]   # the gradebook's file column
+    names = [row["file"] for row in csv.DictReader(open(batch["csv"], newline=""))]   # the gradebook's file column
     assert len(names) == len(set(names)) == batch["entries"]
     assert {"good_pl\\x1b[0main.py", "ex01_\\xff.py", "ex01_\\xfe.py"} <= set(names)
-    for name, why in (("ex01_fifo.py", "not a regular file"), ("ex01_folder.ipynb", "a folder with no .py")):
+    for name, why in (("ex01_fifo.py", "not a regular file"), ("ex01_folder.ipynb", "nothing to grade: no .py")):
         report = batch["reports"][name]
         assert (report.status, report.score) == ("error", 0) and why in report.error
 
@@ -167,8 +167,8 @@ def test_misbehaviour_that_harms_nobody_costs_nothing(batch, name):
 
 @pytest.mark.parametrize("name, reason", [
     ("hostile_loop_k0.py", TIMED_OUT),                               # an endless loop costs its case
-    ("hostile_sys_exit_k0.py", "called sys.exit(3)"),                 # SystemExit is caught like any error
-    ("hostile_os_exit_k0.py", "the worker exited (code 0)"),          # the worker dies; a fresh one goes on
+    ("hostile_sys_exit_k0.py", "called sys.exit()"),                  # SystemExit is caught like any error
+    ("hostile_os_exit_k0.py", "the worker exited during this case"),  # the worker dies; a fresh one goes on
     ("hostile_memory_k0.py", "raised MemoryError"),                   # 40 GiB against the 2 GiB limit
     ("hostile_channel_k0.py", "the sandbox sent bytes on the reply channel that are not a reply"),
     ("hostile_signal_grader.py", "raised ProcessLookupError"),         # kill(-1): nobody else to signal
@@ -185,7 +185,8 @@ def test_the_reference_and_the_gradebook_cannot_be_found(batch):
                           ("hostile_numpy_renamed.py", "raised RuntimeError: no NumPy found (0 copies)")):
         report = batch["reports"][name]
         assert report.score == 0 and report.bonus == 0
-        assert all(message in m for n, m in failed(report).items() if n not in RAISES)
+        assert all(message in c.message for c in report.cases if not c.hidden and not c.passed
+                   and c.name not in RAISES)
 
 
 def test_secrets_do_not_leak_into_the_sandbox(batch):
@@ -200,7 +201,8 @@ def test_patching_the_worker_earns_only_what_forged_answers_earn(batch):
     report = batch["reports"]["hostile_patch_worker.py"]
     # Raising ValueError was right only where it must raise; raised everywhere, it earns nothing (test_verdict.py).
     assert set(failed(report)) == set(POINTS) and report.score == 0
-    assert all("raised ValueError: forged" in m for n, m in failed(report).items() if n not in RAISES)
+    assert all("raised ValueError: forged" in c.message for c in report.cases if not c.hidden and c.name not in RAISES)
+    assert all(m.startswith("raised ValueError") for n, m in failed(report).items() if n not in RAISES)
     assert all("on the same input without its fault" in failed(report)[n]   # or, a bad row's: no row named
                or "must name the row at fault" in failed(report)[n] for n in RAISES)
     # No pipe in the sandbox (issue 19: refused): its subprocess never starts, so it raises OSError on every valid
@@ -309,7 +311,9 @@ def test_exotic_exceptions_fail_their_cases_and_nothing_else(batch):
     assert report.score == score_without(k0_, RAISES, k1_)
     assert all(lost[n].startswith(("raised KeyboardInterrupt", "raised GeneratorExit")) for n in k0_)
     assert all(lost[n].startswith("expected ValueError, but it raised ValueError") for n in RAISES)
-    assert all(lost[n].startswith("raised Unprintable: (str() of the exception failed)") for n in k1_ - RAISES)
+    # A hidden case names a builtin exception, and a class of the file's own only as such (issue 25: its name
+    # could carry the hidden inputs out).
+    assert all(lost[n].startswith("raised an exception of its own class") for n in k1_ - RAISES)
 
 
 def test_the_mount_table_names_neither_the_course_nor_the_class_folder(batch):
@@ -320,14 +324,23 @@ def test_the_mount_table_names_neither_the_course_nor_the_class_folder(batch):
     assert str(batch["folder"]) not in messages
 
 
+def test_hostile_notebooks_are_clean_errors(batch):
+    report = batch["reports"]["hostile_deep_json.ipynb"]
+    assert (report.status, report.score, report.exit_code) == ("error", 0, 2)
+    assert "not a notebook: its JSON is nested too deeply" in report.error
+
+
 @pytest.mark.parametrize("name, error", [
-    ("hostile_deep_json.ipynb", "not a notebook: its JSON is nested too deeply"),
-    ("hostile_unparsable_cell.ipynb", "RecursionError: maximum recursion depth exceeded during compilation"),
-    ("hostile_magic_flood.ipynb", "SyntaxError: invalid syntax (hostile_magic_flood.ipynb, line "),
+    ("hostile_unparsable_cell.ipynb", "RecursionError"),
+    ("hostile_magic_flood.ipynb", "SyntaxError"),
 ])
-def test_hostile_notebooks_are_clean_errors(batch, name, error):
+def test_a_cell_that_cannot_be_read_stops_the_run_as_jupyters_run_all_stops(batch, name, error):
+    """Cell 1 defines a correct function; cell 2 cannot be compiled (200,000 unary minus signs; more magics than
+    IPython reads in time): Run All stops at cell 2, and the function defined above it is graded."""
     report = batch["reports"][name]
-    assert (report.status, report.score, report.exit_code) == ("error", 0, 2) and error in report.error
+    assert (report.status, report.score) == ("passed", 100)
+    assert report.notebook_note.startswith(f"cell 2 raised {error}") and "Run All stops at that cell" in \
+        report.notebook_note
 
 
 # ---- what reaches the instructor: table, JSON, CSV -------------------------------------------------------------------
