@@ -5,6 +5,7 @@
     python -m specdec.grade release OUT/ [--exercise ex01]
     python -m specdec.grade gradescope --exercise ex01 --seed N --out autograder.zip
     python -m specdec.grade gradebook class.csv grades_ex01.csv grades_ex02.csv [--lms canvas|moodle|plain]
+    python -m specdec.grade similar section_a.zip section_b/ gradescope_export.zip --exercise ex01 [--gradebook G.csv]
 
 One file: prints the table (failures first; last line `score: 87/100 (+10 bonus)`),
 or with --json exactly one JSON document; whatever the submission prints stays
@@ -46,6 +47,7 @@ EXAMPLES = f"""commands:
   {PROG} release -h                the exercises as learners get them, with a checker
   {PROG} gradescope -h             an autograder zip for Gradescope
   {PROG} gradebook -h              several exercises' gradebooks as one CSV for Canvas or Moodle
+  {PROG} similar -h                similar files across batches and Gradescope exports, with their scores
 
 examples:
   {PROG} exercises/ex01_verify/ex01_verify.py
@@ -129,7 +131,7 @@ def _due(parser, text):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    commands = {"release": _release, "gradescope": _gradescope, "gradebook": _gradebook}
+    commands = {"release": _release, "gradescope": _gradescope, "gradebook": _gradebook, "similar": _similar}
     if argv[:1] and argv[0] in commands:
         return commands[argv[0]](argv[1:])
     parser = _parser()
@@ -335,3 +337,39 @@ def _gradebook(argv):
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _similar(argv):
+    from . import similar
+    parser = argparse.ArgumentParser(prog=f"{PROG} similar", description="Flag files that are the same, or nearly, "
+                                     "across several batches: class folders, LMS downloads (Canvas, Moodle) and "
+                                     "Gradescope's exported submissions, each with its scores.")
+    parser.add_argument("sources", metavar="SOURCE", nargs="+", help="a class folder or an LMS's or Gradescope's "
+                        "zip (or unpacked export), read as --batch reads it")
+    parser.add_argument("--exercise", choices=list(FOLDERS), metavar="exNN", required=True)
+    parser.add_argument("--gradebook", metavar="CSV", action="append", default=[],
+                        help="a gradebook whose finals to show beside each flagged file (repeat for several)")
+    parser.add_argument("--student-pattern", metavar="REGEX", help="as for --batch")
+    args = parser.parse_args(argv)
+    for source in args.sources:
+        if not os.path.isdir(source) and not (os.path.isfile(source) and source.lower().endswith(".zip")):
+            parser.error(f"{source!r}: not a folder or a zip file")
+    if args.student_pattern:
+        try:
+            check_pattern(args.student_pattern)
+        except ValueError as exc:
+            parser.error(str(exc))
+    try:
+        finals = {}
+        for path in args.gradebook:
+            for row in gradebook.read(path)[1]:
+                if row["exercise"] == args.exercise:
+                    finals[row["student"]] = row["final"] or gradebook.NOT_GRADED
+        flagged, count = similar.across(args.sources, args.exercise, args.student_pattern, finals)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{count} files of {args.exercise} in {len(args.sources)} sources: {len(flagged)} flagged")
+    for line in flagged:
+        print(f"  {clean(line, 600)}")
+    return 0

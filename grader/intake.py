@@ -70,6 +70,7 @@ class Upload:
     late: bool = False           # the LMS marked it late (Canvas's _LATE_)
     order: tuple = ()            # how recent it is, from the LMS (Canvas's attachment id), else ()
     submitted: float = 0.0       # when, if known (Gradescope's created_at, else the newest file's time)
+    score: str = ""              # what an export says it scored (Gradescope's :score:), if it says
     files: list = field(default_factory=list)    # Files
     others: list = field(default_factory=list)   # (name, why it is not graded)
     problem: str = ""            # why the upload as a whole cannot be read ("" when it could)
@@ -327,6 +328,7 @@ def _read_upload(entry, work, budget, pattern=None, metadata=None):
         upload.problem, upload.files = f"cannot read it: {exc.strerror or exc}", []
     times = [f.mtime for f in upload.files]
     upload.submitted = meta.get("created", 0.0) or (max(times) if times else entry.mtime)
+    upload.score = label(meta.get("score", ""))
     if not upload.problem and not upload.files:
         reasons = [why for _, why in upload.others]
         upload.problem = reasons[0] if len(reasons) == 1 and entry.kind != "dir" else \
@@ -410,7 +412,7 @@ def _gradescope_metadata(entries, budget):
         if key:
             current = out.setdefault(key.group(1), {})
             continue
-        field_ = re.match(r"^\s*-?\s*:(name|sid|email|created_at):\s*(.*?)\s*$", line)
+        field_ = re.match(r"^\s*-?\s*:(name|sid|email|created_at|score):\s*(.*?)\s*$", line)
         if current is not None and field_:
             name, value = field_.group(1), field_.group(2).strip("'\"")
             if name == "created_at":

@@ -66,7 +66,8 @@ KEEP_OUTPUT = 64 * 1024
 LOAD_TIMEOUT = 3.0  # at least; more when the per-case limit or the submission's time is longer
 POLL = 0.05  # seconds between two looks at the sandbox while waiting for a reply
 # Waiting that is the submission's own (no thread running or waiting for a CPU: sleep, a pipe that never
-# fills): a case may wait BLOCKED seconds, loading BLOCKED_LOAD, the whole submission BLOCKED_TOTAL.
+# fills): a case may wait BLOCKED seconds (at most its CPU limit), loading BLOCKED_LOAD, the whole submission
+# BLOCKED_TOTAL.
 BLOCKED, BLOCKED_LOAD, BLOCKED_TOTAL = 5.0, 15.0, 30.0
 # The host's backstop: a limit of L CPU seconds that has not been used up after HOST_FACTOR x L + HOST_SLACK
 # seconds of wall time means the machine did not run the sandbox: the host's doing, never the learner's.
@@ -358,8 +359,8 @@ def _stop_message(why, timeout, max_seconds, ran_out):
     if ran_out:
         return f"the submission's total time ({max_seconds:g} s of CPU, {BLOCKED_TOTAL:g} s waiting) ran out"
     if why == "blocked":
-        return (f"stopped after waiting {BLOCKED:g} s without running (sleeping, or waiting for input that never "
-                "comes): the function does not return")
+        return (f"stopped after waiting {min(BLOCKED, timeout):g} s without running (sleeping, or waiting for "
+                "input that never comes): the function does not return")
     return f"timed out after {timeout:g} s"
 
 
@@ -377,7 +378,7 @@ def _exchange(spawn, config, requests, outcomes, result, limits, budget):
         budget.host_end += box.lock.waited   # waiting for another file's sandbox is nobody's time
         box.send(sandbox.fresh_identity(config))  # a uid of its own: see worker.REFUSED (keyring)
         limit = max(0.0, min(loading, budget.left(result)))
-        first = box.receive(limit, min(BLOCKED_LOAD, max(0.0, budget.blocked_left)), budget)
+        first = box.receive(limit, min(BLOCKED_LOAD, loading, max(0.0, budget.blocked_left)), budget)
         result.numpy_wanted |= isinstance(first, dict) and first.get("numpy_wanted") is True
         if isinstance(first, dict) and first.get("notes") and not result.notes:   # as the first load found them
             result.notes = protocol.clean_notes(first["notes"])
@@ -402,7 +403,7 @@ def _exchange(spawn, config, requests, outcomes, result, limits, budget):
             box.send(requests[i])
             left = budget.left(result, box.cpu())
             limit = min(timeout, left)
-            reply = box.receive(limit, min(BLOCKED, max(0.0, budget.blocked_left)), budget)
+            reply = box.receive(limit, min(BLOCKED, timeout, max(0.0, budget.blocked_left)), budget)
             i += 1
             if reply == "host":
                 result.host = True
@@ -459,8 +460,7 @@ def _load_failure(first, code):
     if first == "timeout":
         return "it did not finish loading in time (an endless loop at import?)"
     if first == "blocked":
-        return (f"it waited {BLOCKED_LOAD:g} s without running while loading (sleeping, or waiting for input that "
-                "never comes)")
+        return "it waited without running while loading (sleeping, or waiting for input that never comes)"
     if first == "host":
         return "the machine was too busy to load it (the host's doing, not your code's): regrade it"
     if first is None:

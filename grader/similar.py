@@ -25,8 +25,11 @@ never reads a submission itself.
 import hashlib
 import io
 import keyword
+import os
 import token
 import tokenize
+
+from . import intake
 
 RUN = 8          # tokens per run
 SKETCH = 400     # run hashes kept per file (the smallest)
@@ -108,3 +111,38 @@ def groups(fingerprints):
             out[n] = f"S{number}: {how} {', '.join(others[:5])}" + (f" and {len(others) - 5} more" if len(others) > 5
                                                                       else "")
     return out
+
+
+def across(sources, exercise, pattern=None, finals=None):
+    """(lines, files read): the groups of similar files among every student's counted file of `exercise` in
+    `sources` (class folders, LMS downloads, Gradescope exports, read by `intake.read_batch`), each file named with
+    its source, its student and, from `finals` ({student: final}) or the export's own score, what it scored.
+
+    The counted file is the one `batch.plan` would grade (the latest upload). Batches graded apart (two
+    sections, a Gradescope assignment) are compared as one class: a copy split across them is flagged.
+    """
+    import tempfile
+    from .batch import plan
+    from .notebook import NotebookError
+    from .registry import exercise as get_exercise
+    from .submission import read_code
+    stub, prints, who = get_exercise(exercise).stub, {}, {}
+    with tempfile.TemporaryDirectory(prefix="specdec-similar-") as work:
+        for n, source in enumerate(sources):
+            uploads = intake.read_batch(source, os.path.join(work, str(n)), pattern)
+            for row in plan(uploads, exercise):
+                if not row.graded:
+                    continue
+                upload, file, _ = row.graded[-1]
+                try:
+                    code, _ = read_code(file.path)
+                except (NotebookError, OSError):
+                    continue
+                name = f"{os.path.basename(source.rstrip('/'))}: {file.name}"
+                prints[name] = fingerprint(code, stub)
+                score = (finals or {}).get(row.student, "") or upload.score
+                who[name] = f"{name} (student {row.student}" + (f", {upload.person}" if upload.person else "") + \
+                    (f", final {score}" if score != "" else "") + ")"
+    flagged = groups(prints)
+    lines = [f"{flagged[n].split(':')[0]}: {who[n]}" for n in sorted(flagged, key=lambda n: (flagged[n], n))]
+    return lines, len(prints)

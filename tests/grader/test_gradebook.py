@@ -221,3 +221,23 @@ def test_a_term_one_row_per_student_the_policy_decides_which_upload_counts_and_a
         history = json.loads(row["history"])
         assert [h["file"] for h in history] == ["smithjohn_12345_100_ex01.py", "smithjohn_LATE_12345_200_ex01_v2.py"]
         assert "graded in an earlier batch" in row["files"] or policy != "latest"
+
+
+@pytest.mark.slow
+def test_similar_files_are_flagged_across_sections_and_a_gradescope_export_with_their_scores(tmp_path):
+    good = open(os.path.join(SUBS, "good_plain.py")).read()
+    section_a = tmp_path / "section_a"
+    section_a.mkdir()
+    (section_a / "ex01_alice.py").write_text(good)
+    (section_a / "ex01_erin.py").write_text(open(os.path.join(SUBS, "wrong_no_stop.py")).read())
+    export = tmp_path / "gradescope"
+    (export / "submission_7").mkdir(parents=True)
+    (export / "submission_7" / "mine.py").write_text("# mine\n" + good.replace("accepted", "kept"))
+    (export / "submission_metadata.yml").write_text("submission_7:\n  :submitters:\n  - :name: Bob Roe\n"
+                                                    "    :sid: '777'\n  :score: 110.0\n")
+    book = _book(tmp_path / "a.csv", "ex01", [{"student": "ex01_alice", "final": 110}])
+    code, out, err = grade("similar", str(section_a), str(export), "--exercise", "ex01", "--gradebook", book)
+    assert code == 0, err
+    assert "3 files of ex01 in 2 sources: 2 flagged" in out
+    assert "section_a: ex01_alice.py (student ex01_alice, final 110)" in out
+    assert "gradescope: mine.py (student 777, Bob Roe, final 110.0)" in out and "erin" not in out

@@ -22,7 +22,7 @@ import uuid
 import pytest
 
 from grader import grade_file, protocol, worker
-from grader import gradebook
+from grader import feedback, gradebook, session
 from grader.batch import grade_folder
 from grader.report import label
 from grader.cases import failing_mistakes
@@ -264,9 +264,9 @@ def test_time_limits_bound_every_kind_of_hang(batch):
     stopped = [m for m in loops if m.startswith(("timed out", "the submission's total time"))]
     assert 1 <= len(stopped) <= 3 and any(m.startswith(TIMED_OUT) for m in stopped), loops
     assert all(m.startswith("not run: ") for m in loops if m not in stopped), loops
-    # It sleeps 0.5 s per case: time limits are CPU time (issue 19), so its cases pass until the wall-clock cap of
-    # 3 x 5 + 2 s (its 24 cases and 6 twins sleep 15 s); a file that spins instead is stopped at 5 s of CPU time
-    # (tests/grader/test_resources.py).
+    # It sleeps 0.1 s per case: time limits count the sandbox's CPU time and its own waiting (session.BLOCKED a
+    # case, BLOCKED_TOTAL a file), so its 30 cases and their twins pass within its 30 s of waiting; a file that
+    # spins instead is stopped at its CPU time (tests/grader/test_resources.py).
     slow = batch["reports"]["hostile_slow_every_case.py"]
     lost = {c.name: c.message for c in slow.cases if not c.passed}
     assert sum(c.passed for c in slow.cases) >= 12, lost
@@ -355,3 +355,52 @@ def test_learner_text_cannot_forge_a_score_or_a_formula(batch):
     assert not any(cell[:1] in ("=", "+", "-", "@") for cell in cells)
     assert "'=HYPERLINK(1)_ex01.py" in cells and "bad\\x1b[31mname\\nscore: 100_ex01.py" in cells
     assert not any(ch in cell for cell in cells for ch in "\x1b\n\r")
+
+
+def _numbers(args):
+    """The distinctive numbers of a case's inputs, as a report could print them (probabilities with digits)."""
+    out = set()
+
+    def walk(value):
+        if isinstance(value, float) and len(repr(value)) >= 6:
+            out.add(repr(value))
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+    walk(args)
+    return out
+
+
+def test_no_hidden_input_reaches_the_learner(batch, tmp_path):
+    """Every class is graded on one set of hidden cases, so a file that printed its inputs into its feedback could
+    build a classmate's answer sheet (tests/submissions/ex01/hostile_leak_hidden_inputs.py tries every text of its
+    own a report shows)."""
+    report = batch["reports"]["hostile_leak_hidden_inputs.py"]
+    feedback.write([report], str(tmp_path / "fb"))
+    shown = report.table() + report.to_json() + "".join(open(os.path.join(tmp_path / "fb", n)).read()
+                                                        for n in os.listdir(tmp_path / "fb"))
+    hidden = [c for c in exercise("ex01").cases(SECRET) if c.hidden]
+    leaked = {n for c in hidden for n in _numbers(c.calls[0]["args"]) if n in shown}
+    assert not leaked, sorted(leaked)[:5]
+    assert not any("LEAK [" in c.message or "LEAK_" in c.message.split("`")[0] for c in report.cases if c.hidden)
+    assert any("LEAK [" in c.message for c in report.cases if not c.hidden and not c.passed)   # public: shown
+
+
+def test_a_table_of_the_examples_undone_by_matching_columns_earns_only_its_honest_checks(batch, tmp_path):
+    source = open(os.path.join(EX01, "hostile_table_renamed.py")).read()
+    honest = tmp_path / "ex01_no_table.py"
+    honest.write_text(source.replace("    found = _lookup(draft_tokens, draft_probs, target_probs, random_samples)\n"
+                                     "    if found is not None:\n        return found\n", ""))
+    alone = grade_file(str(honest), "ex01", **OPTIONS)
+    table = batch["reports"]["hostile_table_renamed.py"]
+    assert table.score == alone.score < 30
+    assert [(c.name, c.passed) for c in table.cases] == [(c.name, c.passed) for c in alone.cases]
+
+
+@pytest.mark.parametrize("name", ["hostile_max_replies.py", "hostile_sleep_ignoring_signals.py"])
+def test_a_hostile_file_costs_seconds_not_the_minutes_of_a_wall_clock_cap(batch, name):
+    """The red team's held a grading slot for 185 s (replies at the size limit) and 183 s (sleeping, ignoring
+    signals). Now: the run's replies are bounded in bytes, and waiting on nothing but itself is the file's own
+    time (session.BLOCKED a case, BLOCKED_TOTAL a file)."""
+    report = batch["reports"][name]
+    assert report.score == 0 and report.seconds < session.BLOCKED_TOTAL + 10, report.seconds

@@ -229,6 +229,7 @@ def test_a_gradescope_export_takes_names_and_times_from_its_metadata(tmp_path):
     uploads = {u.student: u for u in _uploads(export, tmp_path)}
     assert {s: u.person for s, u in uploads.items()} == {"12345": "Jane Doe", "john@x.edu": "John Roe"}
     assert uploads["john@x.edu"].submitted - uploads["12345"].submitted == 86400
+    assert (uploads["12345"].score, uploads["john@x.edu"].score) == ("90.0", "")
 
 
 def test_a_pattern_names_the_student():

@@ -1,10 +1,11 @@
-"""Hostile: answers every case correctly, just under the per-case time limit (SLEEP seconds).
+"""Hostile: answers every case correctly, after sleeping SLEEP seconds in each.
 
-Without a cap per submission it would hold the grader for minutes; --max-seconds stops it.
+Sleeping uses no CPU, so CPU-time limits alone would let it hold the grader as long as it likes; the time it
+waits on nothing but itself is bounded too (session.BLOCKED a case, session.BLOCKED_TOTAL a file).
 """
 import time
 
-SLEEP = 0.5
+SLEEP = 0.1
 
 
 def _argmax(row):
