@@ -1,6 +1,8 @@
 """grader/release.py: `python -m specdec.grade release DIR` writes what learners get, and no solution."""
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,3 +103,45 @@ def test_release_of_one_exercise_and_release_help(tmp_path):
     assert folders == ["checker", "ex01_verify"] and len(written) > 10
     index = (tmp_path / "one" / "README.md").read_text()
     assert "pip install ./checker" in index and "ex01" in index and "ex02" not in index
+
+
+def _commands(out):
+    """(folder it is run in, command) for every `python -m ...` a learner reads in the handout: in its READMEs (the
+    index, run at the handout's top; a statement, in its exercise's folder) and its notebooks' markdown."""
+    found = set()
+    for path in sorted(out.rglob("*")):
+        if path.suffix == ".md":
+            texts = [path.read_text(encoding="utf-8")]
+        elif path.suffix == ".ipynb":
+            texts = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown"]
+        else:
+            continue
+        for text in texts:
+            for command in re.findall(r"(?m)(?:^|`)(python -m [^`\n]+)", text):
+                found.add((path.parent, command.strip()))
+    return found
+
+
+@pytest.mark.slow
+def test_every_command_the_handout_prints_runs_in_the_handout(tmp_path):
+    """Issue 25: every statement told students to run `python -m specdec.grade exercises/...`, which a handout has
+    neither the package nor the folders for."""
+    out, site = tmp_path / "handout", tmp_path / "site"
+    release(str(out))
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
+                              str(out / "checker")], capture_output=True, text=True, timeout=300)
+    assert install.returncode == 0, install.stderr
+    commands = _commands(out)
+    modules = {c.split()[2] for _, c in commands}
+    assert modules == {"grader.practice", "pip"}, modules               # one self-check command, and the install
+    ran = 0
+    for folder, command in sorted(commands):
+        words = command.split()
+        if words[2] != "grader.practice":
+            continue
+        result = _checker(site, *words[3:], cwd=folder)
+        shown = result.stdout + result.stderr
+        assert result.returncode in (0, 1), (folder, command, shown[-500:])   # 1: the stub's cases fail
+        assert "No module named" not in shown and "python -m specdec" not in shown, (command, shown[-500:])
+        ran += 1
+    assert ran >= 12                                                    # each statement and each notebook
