@@ -1,18 +1,26 @@
-"""How long grading takes: one submission, and a class of 50 with --jobs 2 (tables: benchmarks/README.md).
+"""A term dry-run: classes through every door, quiet and beside a CPU hog, every row checked (benchmarks/README.md).
 
-    python benchmarks/bench_grade.py            # full: 5 single runs per file, a 50-file class
-    python benchmarks/bench_grade.py --quick    # 2 single runs per file, a 20-file class
-    python benchmarks/bench_grade.py --class-only --size 300 --feedback   # a class of 300, with feedback files
+    python benchmarks/bench_grade.py            # classes of 60 (Canvas, Moodle, Gradescope), an ex04 class of 20
+    python benchmarks/bench_grade.py --quick    # classes of 12 and 6
 
-Every number is the wall time of a fresh `python -m specdec.grade` process, as an instructor or a
-learner runs it: interpreter start, imports, generating the hidden cases, the sandbox(es), judging.
-Nothing is warmed in-process. Single runs alternate between files (interleaved), and the table shows
-their median and range. The class mixes what a real folder holds: correct plain-Python and NumPy
-files, each catalogued mistake, stubs, a file that crashes at import and one that loops on one case
-(it costs a per-case time limit). The machine's load average is printed with the numbers.
+What it measures, each as an instructor runs it (fresh `python -m specdec.grade` processes, a secret seed, with
+bubblewrap):
+1. one file alone: the wall time of `python -m specdec.grade FILE`, interleaved over the kinds of file, median;
+2. an honest class of N ex01 files (correct ones written several ways, notebooks, NumPy, the catalogue's mistakes
+   as a learner writes them, stubs, a file that does not parse), with resubmissions: through a Canvas download
+   (`--batch submissions.zip`, a student's second attachment, a late one), a Moodle download and Gradescope
+   (`run_autograder` once per file, in its container layout). Every row must equal the score its file gets when
+   graded alone; the time of each class, and each row's own time (the gradebook's `seconds`);
+3. the Canvas class again with a CPU hog on every core (two spinners, each in a session of its own): the same
+   scores, row for row, and its time;
+4. an ex04 class (correct samplers and catalogued mistakes), quiet and beside the hog;
+5. one uncatalogued mistake in 10 copies (renamed, reformatted, commented): the spread of their scores.
+The load average is printed with every number. Exits 1 if a row differs from its file's score alone.
 """
 
 import argparse
+import csv
+import json
 import os
 import shutil
 import statistics
@@ -20,66 +28,237 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SUBS = os.path.join(ROOT, "tests", "submissions", "ex01")
-SINGLE = [("ex01 correct (plain)", os.path.join(SUBS, "good_plain.py"), "ex01"),
-          ("ex01 with NumPy (graded twice)", os.path.join(SUBS, "numpy_correct.py"), "ex01"),
-          ("ex01 wrong (with diagnosis)", os.path.join(SUBS, "wrong_no_stop.py"), "ex01"),
-          ("ex04 correct (8000 calls, 4000 replayed)", os.path.join(ROOT, "exercises", "ex04_sampler", "solution.py"),
-           "ex04"),
-          ("ex04 wrong (with diagnosis)", os.path.join(ROOT, "tests", "submissions", "ex04", "wrong_no_stop.py"),
-           "ex04")]
-CLASS = ["good_plain.py"] * 4 + ["numpy_correct.py"] * 2 + [f"wrong_{m}.py" for m in (
-    "no_stop", "strict_less", "target_argmax", "tie_high", "bonus_without_row_k", "ignore_k0", "no_length_check",
-    "swap_pq")] + ["broken_syntax.py", "broken_raises_at_import.py", "hostile_loop_k0.py"]
+SUBS = os.path.join(ROOT, "tests", "submissions")
+SEED = 606_060_606_060
+EX01 = ["good_plain.py", "numpy_correct.py", "good_line_separators.ipynb", "honest/good_display.ipynb",
+        "honest/good_matplotlib_plot.ipynb", "honest/good_latin1.py", "wrong_no_stop.py", "wrong_strict_less.py",
+        "wrong_target_argmax.py", "wrong_tie_high.py", "wrong_no_bonus.py", "wrong_swap_pq.py", "broken_syntax.py"]
+EX04 = ["good_choices.py", "wrong_no_stop.py", "wrong_argmax_not_sampled.py", "wrong_resample_from_p.py",
+        "wrong_accept_with_p.py"]
+HOG = "import os, time\nos.setsid()\nwhile True:\n    pass\n"
 
 
-def grade(*args):
+def run(*args, cwd=ROOT):
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "specdec.grade", *args], capture_output=True, text=True, cwd=ROOT)
-    seconds = time.perf_counter() - start
-    if result.returncode not in (0, 1):
-        raise SystemExit(f"grading failed ({result.returncode}): {result.stderr[-500:]}")
-    return seconds, result
+    result = subprocess.run([sys.executable, "-m", "specdec.grade", *args], capture_output=True, text=True, cwd=cwd)
+    return time.perf_counter() - start, result
+
+
+def load():
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
+def alone(path, exercise):
+    """(score, total) of one file graded alone, with the class's seed."""
+    _, result = run(path, "--exercise", exercise, "--seed", str(SEED), "--json")
+    if result.returncode not in (0, 1, 2) or not result.stdout.strip():
+        raise SystemExit(f"{path}: {result.stderr[-400:]}")
+    doc = json.loads(result.stdout)
+    return doc["score"] + doc["bonus"], doc["status"]
+
+
+def variants(source, n):
+    """`n` honest variants of one file's source: the same function, other names, spacing or comments."""
+    text = open(source, encoding="utf-8", errors="replace").read()
+    out = []
+    for i in range(n):
+        t = text
+        if i % 3 == 1:
+            t = "# my own work, version %d\n" % i + t
+        if i % 3 == 2:
+            t = t.replace("accepted", f"kept{i}")
+        out.append(t)
+    return out
+
+
+def make_class(folder, files, exercise, size):
+    """`size` (student, file name, source path or text) entries: each file of `files` in turn, written a few ways."""
+    entries = []
+    for i in range(size):
+        name = files[i % len(files)]
+        path = os.path.join(SUBS, exercise, name)
+        if name.endswith(".py") and i >= len(files):
+            text = variants(path, 3)[(i // len(files)) % 3]
+            target = os.path.join(folder, f"v{i}_{os.path.basename(name)}")
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
+            path = target
+        entries.append((f"student{i:03d}", 10000 + i, path))
+    return entries
+
+
+def canvas_zip(out, entries, exercise, resubmit=True):
+    """A Canvas download; the first three students also have an older, wrong attachment (the latest counts)."""
+    with zipfile.ZipFile(out, "w") as z:
+        for n, (student, uid, path) in enumerate(entries):
+            ext = os.path.splitext(path)[1]
+            late = "_LATE" if n % 10 == 9 else ""
+            z.write(path, f"{student}{late}_{uid}_{2 * uid + 1}_{exercise}{ext}")
+            if resubmit and n < 3:
+                z.writestr(f"{student}_{uid}_{2 * uid}_{exercise}_old.py", "def broken(:\n")
+    return out
+
+
+def moodle_zip(out, entries, exercise):
+    with zipfile.ZipFile(out, "w") as z:
+        for student, uid, path in entries:
+            z.write(path, f"Student {student}_{uid}_assignsubmission_file_/{exercise}{os.path.splitext(path)[1]}")
+    return out
+
+
+def rows_of(book):
+    with open(book, newline="", encoding="utf-8") as f:
+        return {r["student"]: r for r in csv.DictReader(f)}
+
+
+def check(door, book, expected):
+    rows = rows_of(book)
+    wrong = [(uid, rows.get(str(uid), {}).get("final"), want) for uid, want in expected.items()
+             if str(rows.get(str(uid), {}).get("final") or "not graded") != str(want)]
+    seconds = [float(r["seconds"]) for r in rows.values() if r["seconds"]]
+    print(f"  {door}: {len(rows)} rows, {len(wrong)} differ from the file alone"
+          + (f" {wrong[:5]}" if wrong else "") + (f"; a row's own time median {statistics.median(seconds):.2f} s"
+                                                 f" [{min(seconds):.2f}-{max(seconds):.2f}]" if seconds else ""))
+    return not wrong
+
+
+def gradescope_door(entries, exercise, work):
+    """Each file through run_autograder in the container layout (tests/grader/test_gradescope.py's), as root."""
+    zip_path = os.path.join(work, "autograder.zip")
+    t, result = run("gradescope", "--exercise", exercise, "--seed", str(SEED), "--out", zip_path)
+    if result.returncode != 0:
+        raise SystemExit(result.stderr)
+    scores, start = {}, time.perf_counter()
+    for student, uid, path in entries:
+        home = os.path.join(work, "gs", student)
+        for d in ("source", "submission", "results"):
+            os.makedirs(os.path.join(home, d))
+        with zipfile.ZipFile(zip_path) as z:
+            z.extractall(os.path.join(home, "source"))
+        shutil.copy(os.path.join(home, "source", "run_autograder"), os.path.join(home, "run_autograder"))
+        os.chmod(os.path.join(home, "run_autograder"), 0o755)
+        shutil.copy(path, os.path.join(home, "submission", os.path.basename(path)))
+        os.makedirs("/autograder", exist_ok=True)
+        argv = ["bwrap", "--dev-bind", "/", "/", "--bind", home, "/autograder"]
+        subprocess.run(argv + ["/autograder/run_autograder"], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"))
+        with open(os.path.join(home, "results", "results.json")) as f:
+            scores[uid] = json.load(f)["score"]
+    return scores, time.perf_counter() - start
+
+
+def hog(on):
+    if not on:
+        return []
+    return [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(os.cpu_count() or 2)]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer runs and a 20-file class")
-    parser.add_argument("--size", type=int, help="the class's size (default 50, 20 with --quick)")
-    parser.add_argument("--class-only", action="store_true", help="time the class alone")
-    parser.add_argument("--feedback", action="store_true", help="the class also writes every learner's feedback")
+    parser.add_argument("--quick", action="store_true", help="classes of 12 and 6")
     args = parser.parse_args(argv)
-    repeats, size = (2, 20) if args.quick else (5, 50)
-    size = args.size or size
-    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
-    times = {label: [] for label, _, _ in SINGLE}
-    sandbox = ""
-    for _ in range(0 if args.class_only else repeats):  # interleaved: each round grades every file once
-        for label, path, exercise in SINGLE:
-            seconds, result = grade(path, "--exercise", exercise, "--json")
-            times[label].append(seconds)
-            sandbox = sandbox or result.stdout.split('"sandbox": "')[1].split('"')[0]
-    if not args.class_only:
-        print(f"\none submission, fresh process each time (sandbox: {sandbox}; {repeats} interleaved runs)")
-        print(f"{'file':40s} {'median s':>9s} {'min s':>7s} {'max s':>7s}")
-        for label, values in times.items():
-            print(f"{label:40s} {statistics.median(values):9.2f} {min(values):7.2f} {max(values):7.2f}")
-    with tempfile.TemporaryDirectory() as folder:
-        for i in range(size):
-            name = CLASS[i % len(CLASS)]
-            shutil.copy(os.path.join(SUBS, name), os.path.join(folder, f"learner{i:02d}_{name}"))
-        extra = ["--feedback", os.path.join(folder, "feedback")] if args.feedback else []
-        seconds, result = grade("--batch", folder, "--exercise", "ex01", "--csv", os.path.join(folder, "g.csv"),
-                                "--jobs", "2", "--seed", "7719328466051", *extra)
-        rows = open(os.path.join(folder, "g.csv")).read().count("\n") - 1
-    loopers = sum(CLASS[i % len(CLASS)].startswith("hostile_loop") for i in range(size))
-    print(f"\na class of {size} ex01 files (the mix in CLASS; {loopers} of them loop on 2 cases, each costing two "
-          f"10 s time limits), --jobs 2, a secret seed" + (", --feedback" if args.feedback else ""))
-    print(f"{rows} rows in {seconds:.1f} s = {seconds / size:.2f} s per file")
-    print(f"\nload average after: {os.getloadavg()[0]:.2f} (1 min)")
+    size, size04 = (12, 6) if args.quick else (60, 20)
+    ok = True
+    print(f"{load()}, {os.cpu_count()} cores; seed {SEED}")
+    with tempfile.TemporaryDirectory(prefix="bench-grade-") as work:
+        singles = {"ex01 correct (plain)": ("ex01", os.path.join(SUBS, "ex01", "good_plain.py")),
+                   "ex01 with NumPy (graded twice)": ("ex01", os.path.join(SUBS, "ex01", "numpy_correct.py")),
+                   "ex01 wrong (with diagnosis)": ("ex01", os.path.join(SUBS, "ex01", "wrong_no_stop.py")),
+                   "ex04 correct sampler": ("ex04", os.path.join(ROOT, "exercises", "ex04_sampler", "solution.py")),
+                   "ex04 wrong (with diagnosis)": ("ex04", os.path.join(SUBS, "ex04", "wrong_no_stop.py"))}
+        times = {k: [] for k in singles}
+        for _ in range(2 if args.quick else 5):
+            for label, (exercise, path) in singles.items():
+                times[label].append(run(path, "--exercise", exercise, "--seed", str(SEED))[0])
+        print(f"one file alone, median [min-max] of {len(times[label])} interleaved runs ({load()}):")
+        for label, ts in times.items():
+            print(f"  {label}: {statistics.median(ts):.2f} s [{min(ts):.2f}-{max(ts):.2f}]")
+
+        os.makedirs(os.path.join(work, "files"))
+        entries = make_class(os.path.join(work, "files"), EX01, "ex01", size)
+        expected = {}
+        cache = {}
+        for student, uid, path in entries:
+            key = open(path, "rb").read()
+            if key not in cache:
+                cache[key] = alone(path, "ex01")
+            total, status = cache[key]
+            expected[uid] = "not graded" if status == "error" else total
+        downloads = {"Canvas": canvas_zip(os.path.join(work, "canvas.zip"), entries, "ex01"),
+                     "Moodle": moodle_zip(os.path.join(work, "moodle.zip"), entries, "ex01")}
+        print(f"an honest class of {size} ex01 files (+3 older attachments in Canvas), --jobs 2:")
+        for door, download in downloads.items():
+            book = os.path.join(work, f"{door}.csv")
+            t, result = run("--batch", download, "--exercise", "ex01", "--seed", str(SEED), "--csv", book,
+                            "--jobs", "2")
+            print(f"  {door} download: {t:.1f} s for the class ({t / size:.2f} s a file), {load()}")
+            ok &= check(door, book, expected)
+        if os.geteuid() == 0 and shutil.which("bwrap"):
+            scores, t = gradescope_door(entries, "ex01", work)
+            wrong = [uid for uid, s in scores.items() if str(expected[uid]) not in (str(s), "not graded")]
+            print(f"  Gradescope: {t:.1f} s for {len(scores)} runs of run_autograder ({t / size:.2f} s a file), "
+                  f"{len(wrong)} differ from the file alone, {load()}")
+            ok &= not wrong
+        spinners = hog(True)
+        try:
+            time.sleep(2)
+            book = os.path.join(work, "canvas_loaded.csv")
+            t, result = run("--batch", downloads["Canvas"], "--exercise", "ex01", "--seed", str(SEED), "--csv", book,
+                            "--jobs", "2")
+            print(f"  Canvas download beside a CPU hog on every core: {t:.1f} s ({t / size:.2f} s a file), {load()}")
+            ok &= check("Canvas, loaded", book, expected)
+        finally:
+            for p in spinners:
+                p.kill()
+                p.wait()
+
+        entries04 = [(f"s{i:03d}", 20000 + i, os.path.join(SUBS, "ex04", EX04[i % len(EX04)])
+                      if i % len(EX04) else os.path.join(ROOT, "exercises", "ex04_sampler", "solution.py"))
+                     for i in range(size04)]
+        expected04 = {}
+        for _, uid, path in entries04:
+            total, status = alone(path, "ex04")
+            expected04[uid] = "not graded" if status == "error" else total
+        download = moodle_zip(os.path.join(work, "ex04.zip"), entries04, "ex04")
+        print(f"an ex04 class of {size04}:")
+        for loaded in (False, True):
+            spinners = hog(loaded)
+            try:
+                book = os.path.join(work, f"ex04_{loaded}.csv")
+                t, _ = run("--batch", download, "--exercise", "ex04", "--seed", str(SEED), "--csv", book, "--jobs",
+                           "2")
+                print(f"  {'beside a CPU hog' if loaded else 'quiet'}: {t:.1f} s ({t / size04:.2f} s a file), {load()}")
+                ok &= check("ex04" + (", loaded" if loaded else ""), book, expected04)
+            finally:
+                for p in spinners:
+                    p.kill()
+                    p.wait()
+
+        import importlib.util   # the mistake tests/grader/test_grading_key.py writes four ways
+        spec = importlib.util.spec_from_file_location("keyed", os.path.join(ROOT, "tests", "grader",
+                                                                            "test_grading_key.py"))
+        sys.path.insert(0, os.path.join(ROOT, "tests"))
+        keyed = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(keyed)
+        MISTAKE, NAMES = keyed.MISTAKE, keyed.NAMES
+        spread = []
+        for i in range(10):
+            names = NAMES[i % 2]
+            code = MISTAKE.format(**names)
+            code = ("# copy %d\n" % i) + (code.replace(" = ", "  =  ") if i % 3 == 0 else code)
+            path = os.path.join(work, f"ex01_copy{i}.py")
+            with open(path, "w") as f:
+                f.write(code)
+            spread.append(alone(path, "ex01")[0])
+        print(f"one uncatalogued mistake in 10 copies (renamed, reformatted, commented): scores {sorted(set(spread))}"
+              f" (spread {max(spread) - min(spread)})")
+        ok &= len(set(spread)) == 1
+    print(f"{load()} after; every row right: {ok}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
