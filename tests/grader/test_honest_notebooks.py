@@ -82,3 +82,12 @@ def test_a_mapping_or_a_subclass_result_is_sent_as_the_plain_value_it_holds():
     assert worker.to_plain(collections.OrderedDict(a=[Big.TWO], b=collections.defaultdict(int))) == {"a": [2], "b": {}}
     assert worker.to_plain(Lying(real=3)) == {"real": 3}  # its own items() is never called
     assert worker.to_plain(collections.UserDict(x=(1,))) == {"x": [1]}
+
+
+@pytest.mark.slow
+def test_a_failing_self_test_cell_stops_the_run_where_jupyter_stops_and_is_named():
+    """Run All stops at the first cell that raises: the function above it is graded, the redefinition below it
+    never runs, and the report says which cell stopped it (issue 25: such a notebook scored 0, "cannot grade")."""
+    result, report = _grade("good_failing_selftest.ipynb")
+    assert (report["score"], report["bonus"]) == (100, 10)
+    assert report["notebook"].startswith("cell 3 raised AssertionError: my test (cell 3, line 2")
