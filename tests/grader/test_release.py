@@ -113,7 +113,8 @@ def _commands(out):
         if path.suffix == ".md":
             texts = [path.read_text(encoding="utf-8")]
         elif path.suffix == ".ipynb":
-            texts = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown"]
+            cells = json.loads(path.read_text())["cells"]
+            texts = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
         else:
             continue
         for text in texts:
