@@ -157,12 +157,23 @@ class Row:
 
 def plan(uploads, exercise=None, policy="latest", due=None):
     """The rows of a class (`Row`): one per student and exercise; the files to grade are those the policy needs
-    (`POLICIES`), every other file of the student is listed with why it is not graded."""
+    (`POLICIES`), every other file of the student is listed with why it is not graded.
+
+    Several uploads under one id are one student's only when an LMS named them so (Canvas's attachments of one
+    user id, Moodle's folders of one participant): two plain files that give one id (`alice.py`, `alice.ipynb`)
+    are a collision, and the row says so rather than merge them.
+    """
     if policy not in POLICIES:
         raise ValueError(f"--policy {policy!r}: choose one of {', '.join(POLICIES)}")
     students = {}
     for upload in uploads:
         students.setdefault(upload.student, []).append(upload)
+    for student, mine in students.items():   # one id for two uploads is one student only when an LMS says so
+        if len(mine) > 1 and (len({u.lms for u in mine}) > 1 or mine[0].lms in ("plain", "pattern")):
+            why = (f"{len(mine)} uploads have the id {student} ({', '.join(u.name for u in mine[:4])}) and no LMS "
+                   "says they are one student's: rename them, or pass --student-pattern")
+            for u in mine:
+                u.problem, u.files = why, []
     chosen = {id(u): intake.choose(u, exercise) for u in uploads}
     named = {name for c in chosen.values() for name in c if name}
     only = exercise or (next(iter(named)) if len(named) == 1 else "")

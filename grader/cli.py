@@ -130,7 +130,20 @@ def _due(parser, text):
 
 
 def main(argv=None):
+    """The command line; exit 0, 1 or 2, never a traceback: a failure of the grader's own is one line saying so."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 2
+    except Exception as exc:   # a grader bug: said as such, in one line, with nothing of the inputs' secrets
+        print(f"error: the grader failed ({type(exc).__name__}: {clean(str(exc), 300)}); this is a bug of the "
+              "grader's, not of the submission: please report it", file=sys.stderr)
+        return 2
+
+
+def _main(argv):
     commands = {"release": _release, "gradescope": _gradescope, "gradebook": _gradebook, "similar": _similar}
     if argv[:1] and argv[0] in commands:
         return commands[argv[0]](argv[1:])

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -140,3 +141,33 @@ def test_help_shows_examples_and_a_batch_says_what_it_could_not_grade(tmp_path):
     assert result.stdout.strip() == (f"2 rows (students x exercises): 1 graded, 1 not graded (the gradebook's "
                                      f"error column says why) -> {csv_path} (2 rows written)")
     assert len(open(csv_path).read().splitlines()) == 3  # a header and a row per file
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", [
+    ["gradescope", "--exercise", "ex01", "--seed", "5", "--out", "x.zip", "--timeout", "nan"],
+    ["gradescope", "--exercise", "ex01", "--seed", "5", "--out", "x.zip", "--timeout", "-1"],
+    ["--batch", "CLASS", "--exercise", "ex01", "--csv", "g.csv", "--feedback", "AFILE", "--sandbox", "process"],
+    ["--batch", "CLASS", "--exercise", "ex01", "--csv", "g.csv", "--due", "tomorrow", "--sandbox", "process"],
+    ["--batch", "CLASS", "--exercise", "ex01", "--csv", "g.csv", "--late-penalty", "150", "--sandbox", "process"],
+    ["--batch", "CLASS", "--exercise", "ex01", "--csv", "g.csv", "--policy", "random"],
+    ["--batch", "AFILE", "--exercise", "ex01", "--csv", "g.csv"],
+    ["gradebook", "out.csv", "AFILE"],
+    ["gradebook", "out.csv", "SHORT"],
+    ["similar", "CLASS", "--exercise", "ex01", "--gradebook", "AFILE"],
+    ["similar", "AFILE", "--exercise", "ex01"],
+    ["AFILE"],
+])
+def test_every_argument_is_refused_before_any_grading_and_no_input_gives_a_traceback(tmp_path, argv):
+    """Issue 24: `gradescope --timeout nan` was accepted, `--feedback` naming a file failed after the whole class
+    was graded, and `gradebook` on a short row ended in a traceback."""
+    (tmp_path / "CLASS").mkdir()
+    (tmp_path / "CLASS" / "ex01_alice.py").write_text("def verify_speculative_tokens(:\n")
+    (tmp_path / "AFILE").write_text("not a gradebook, not a class\n")
+    (tmp_path / "SHORT").write_text("student,name,exercise\n1\n")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "specdec.grade", *argv], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-600:]
+    assert not (tmp_path / "g.csv").exists() and not (tmp_path / "x.zip").exists()   # nothing graded or written
+    assert time.monotonic() - started < 30

@@ -248,3 +248,12 @@ def test_one_path_is_one_upload_and_a_link_is_refused(tmp_path):
     link = intake.read_path(str(tmp_path / "ex01_link.py"), str(work))
     assert [f.name for f in mine.files] == ["ex01_mine.py"] and open(mine.files[0].path).read() == GOOD
     assert link.files == [] and "symbolic link" in link.problem
+
+
+def test_one_id_for_two_plain_uploads_is_a_collision_row_not_a_merge(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "alice.py").write_text(GOOD)
+    (folder / "alice.ipynb").write_text("{}")
+    [row] = batch.plan(_uploads(folder, tmp_path), "ex01")
+    assert row.graded == [] and "2 uploads have the id alice" in row.problem
