@@ -100,3 +100,28 @@ def test_a_reply_flood_costs_its_cases_and_no_memory_and_honest_files_keep_their
         alone = grade_file(os.path.join(EX01, name), "ex01", **OPTIONS)
         assert reports[name][:3] == [alone.score, alone.bonus, alone.status] == [100, 10, "passed"], name
     assert out["survivors"] == []  # nothing the grader started outlived it
+
+
+SPIN = "import os\nos.setsid()\nwhile True:\n    pass\n"
+
+
+@NEEDS_BWRAP
+@pytest.mark.slow
+def test_a_class_gets_the_same_scores_quiet_and_beside_a_cpu_hog_on_every_core(tmp_path):
+    """Issue 25: at load 40, 11 of 20 honest ex04 files were "stopped" (a wall-clock limit). Time limits are now the
+    file's own CPU time and waiting: a correct file, a wrong one and one that loops in its K = 0 cases get the same
+    cases, passed and failed, quiet and beside one spinner per core."""
+    for name in ("good_plain.py", "wrong_no_stop.py", "hostile_loop_k0.py"):
+        (tmp_path / name).write_text(open(os.path.join(EX01, name)).read())
+    options = dict(OPTIONS, timeout=1.0)
+    quiet = grade_folder(str(tmp_path), "ex01", jobs=2, progress=False, **options)
+    hogs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(os.cpu_count() or 2)]
+    try:
+        loaded = grade_folder(str(tmp_path), "ex01", jobs=2, progress=False, **options)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    outcome = lambda reports: {r.source: [(c.name, c.passed) for c in r.cases] for r in reports}
+    assert outcome(quiet) == outcome(loaded)
+    assert [r.score for r in quiet] == [r.score for r in loaded] and quiet[0].score == 100
