@@ -317,13 +317,12 @@ def test_compare_with_a_timed_target_keeps_each_runs_calls_and_not_the_prefill(m
 
 
 @pytest.mark.parametrize("prefill", [True, False])
-def test_the_prefill_puts_the_prompt_in_a_cached_target_before_each_side(prefill):
+def test_the_prefill_puts_the_prompt_in_a_cached_target_before_each_side(models, prefill):
     # With prefill, both sides start from a KV cache that holds exactly the prompt; without, the first side starts
     # from an empty cache and pays for reading the prompt inside its timed calls.
-    from specdec.models import load_draft
     from specdec.models.transformer import TransformerModel, init_params
 
-    draft = load_draft()
+    draft = models[0]
     model = TransformerModel(init_params(V=draft.V, context=64, d=8, n_layer=1, seed=0), n_head=2)
     seen = []
 
