@@ -7,7 +7,8 @@ arithmetic rate of one core and the bandwidth from DRAM and from cache, and
 their balance points. Times are medians of repeats in CPU time, the row
 counts of a size timed in a shuffled order on every repeat (`specdec.generation.roofline`).
 Then one call of the transformer target (lesson 08): r(gamma) for gamma = 1..8 and the
-split of a call into a fixed part and a part per position, cost(n) = F + n P, with 95%
+split of a call into a fixed part and a part per position, cost(n) = F + n P fitted from
+n = 2 on, with the one-position call's step off the line and the line's misfit, with 95%
 bootstrap intervals over fresh held-out texts (`call_cost_samples`, `call_cost_fit`,
 `call_cost_ratios`). Lesson 09 explains both tables.
 
@@ -15,6 +16,7 @@ bootstrap intervals over fresh held-out texts (`call_cost_samples`, `call_cost_f
 """
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -56,8 +58,9 @@ def main(argv=None):
     cache = sizes[0] * 2 ** 20 / times[sizes[0], 1] / 1e9
     print(f"\npeak {peak:.0f} GFLOP/s (one core, float32 [1024, 1024] @ [1024, 1024])")
     print(f"bandwidth {dram:.1f} GB/s from DRAM ({sizes[-1]} MB), {cache:.0f} GB/s from cache ({sizes[0]} MB)")
-    print(f"balance point: {peak / dram:.1f} flop/byte from DRAM (memory-bound below {2 * peak / dram:.0f} rows), "
-          f"{peak / cache:.1f} from cache ({2 * peak / cache:.0f} rows)")
+    print(f"balance point: {peak / dram:.1f} flop/byte from DRAM (memory-bound, by the roofline, up to "
+          f"{math.ceil(2 * peak / dram) - 1} rows), {peak / cache:.1f} from cache "
+          f"(up to {math.ceil(2 * peak / cache) - 1})")
     print("(x @ W does 2 flops per 4-byte weight per row)")
     if not args.no_calls:
         print()
@@ -77,16 +80,19 @@ def transformer_calls(texts, cuts=6):
     call_cost_samples(model, pool[:4], cuts=4)                        # untimed warm-up, on other texts
     costs = call_cost_samples(model, pool[4:], cuts=cuts)
     r = call_cost_ratios(costs)
-    (f, f_lo, f_hi), (p, p_lo, p_hi) = call_cost_fit(costs)
+    fit = call_cost_fit(costs)                                        # the line from n = 2; the step at n = 1
+    ms = lambda ci: f"{ci[0] * 1e3:.3f} [{ci[1] * 1e3:.3f}, {ci[2] * 1e3:.3f}]"
     print("transformer target (lesson 08): one call computing n = gamma + 1 new positions on a cached prefix")
     print(f"CPU time, {texts} fresh texts x {cuts} calls per n, 95% intervals over texts")
     print(f"cost(1) {costs[1].mean() * 1e3:.3f} ms; r(gamma) = cost(gamma + 1) / cost(1):")
     print("  " + "  ".join(f"r({g}) {r[g][0]:.2f} [{r[g][1]:.2f}, {r[g][2]:.2f}]" for g in range(1, 5)))
     print("  " + "  ".join(f"r({g}) {r[g][0]:.2f} [{r[g][1]:.2f}, {r[g][2]:.2f}]" for g in range(5, 9)))
-    print(f"cost(n) = F + n P: F = {f * 1e3:.3f} [{f_lo * 1e3:.3f}, {f_hi * 1e3:.3f}] ms per call, "
-          f"P = {p * 1e3:.3f} [{p_lo * 1e3:.3f}, {p_hi * 1e3:.3f}] ms per position")
-    print(f"P / (F + P) = {p / (f + p):.2f}: r(gamma) ~ 1 + {p / (f + p):.2f} gamma")
-
+    print(f"cost(n) = F + n P fitted to n = {fit.start}..{max(costs)}: F = {ms(fit.fixed)} ms per call, "
+          f"P = {ms(fit.per_position)} ms per position")
+    print(f"step at n = 1, cost(1) - (F + P): {ms(fit.step)} ms (one row: NumPy's matrix-vector kernel)")
+    worst, miss = fit.worst()
+    print(f"the line misses the mean cost by up to {abs(miss[0]):.0%} (n = {worst}); beyond its interval at n = "
+          + (", ".join(map(str, fit.misses())) or "none"))
 
 if __name__ == "__main__":
     sys.exit(main())

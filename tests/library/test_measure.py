@@ -1,8 +1,9 @@
-"""specdec.generation.measure: fresh prompts, bootstrap intervals, the interleaved comparison's bookkeeping.
+"""specdec.generation.measure: fresh prompts, bootstrap intervals, verdicts, the interleaved comparison's bookkeeping.
 
 Independent references: exact binomial quantiles for a bootstrap of a 0/1 sample, hand-worked
-cases, the theory's own closed form, and SpeculativeResult's counts for the same runs.
-No assertion here is about speed (timings are measured in benchmarks/, never asserted).
+cases, the theory's own closed form, SpeculativeResult's counts for the same runs, and synthetic
+measurements on both sides of every verdict's threshold (the lessons print their measured claims
+through these verdicts). No assertion here is about speed (timings are measured in benchmarks/, never asserted).
 """
 
 import math
@@ -11,8 +12,10 @@ import numpy as np
 import pytest
 
 from specdec.generation.decode import speculative_generate
-from specdec.generation.measure import (Comparison, TimedTarget, call_costs, compare, fresh_prompts, median_ci,
-                             predicted_speedup, ratio_ci, ratio_difference_ci, visited_contexts)
+from specdec.generation.measure import (Comparison, TimedTarget, call_costs, compare, draft_step_seconds, fmt_ci,
+                                        fresh_prompts, mean_ci, median_ci, order_verdict, predicted_speedup, ratio_ci,
+                                        ratio_difference_ci, side, speedup_verdict, theory_verdict, verdict,
+                                        visited_contexts)
 from specdec.theory import walltime_speedup
 
 
@@ -192,3 +195,164 @@ def test_sampled_step_ratio_runs_each_side_on_its_own_fresh_draft_over_every_con
     sampled, greedy = made
     assert sampled.proposed == [((1,), 0.7)] + [(tuple(c), 0.7) for c in contexts] and not sampled.greedy
     assert greedy.greedy == [(1,)] + [tuple(c) for c in contexts] and not greedy.proposed
+
+
+# ---------------------------------------------------------------- verdicts: synthetic measurements on both sides
+@pytest.mark.parametrize("ci, value, expected", [
+    ((1.3, 1.1, 1.5), 1.0, "above"), ((0.8, 0.7, 0.9), 1.0, "below"), ((1.0, 0.9, 1.1), 1.0, "contains"),
+    ((1.05, 1.0, 1.1), 1.0, "contains"), ((0.95, 0.9, 1.0), 1.0, "contains"),     # an end on the value: undecided
+    ((1.0000001, 1.0000001, 1.2), 1.0, "above"), ((-0.5, -0.7, -0.1), 0.0, "below"),
+])
+def test_side_decides_only_what_the_interval_decides(ci, value, expected):
+    assert side(ci, value) == expected
+    assert verdict(ci, value, "A", "B", "C") == {"above": "A", "below": "B", "contains": "C"}[expected]
+
+
+def test_the_named_verdicts_on_both_sides_of_their_thresholds():
+    assert speedup_verdict((1.5, 1.2, 1.8)).startswith("faster than plain decoding")
+    assert speedup_verdict((0.8, 0.7, 0.95)).startswith("slower than plain decoding")
+    assert speedup_verdict((1.1, 0.9, 1.3)).startswith("not shown to differ")
+    assert theory_verdict((0.9, 0.85, 0.95)).startswith("slower than theory(c, r) predicts")
+    assert theory_verdict((1.1, 1.05, 1.15), "theory(c)").startswith("faster than theory(c) predicts")
+    assert theory_verdict((1.0, 0.97, 1.03)).startswith("consistent with theory(c, r)")
+    a, b = (2.0, 1.9, 2.1), (3.0, 2.8, 3.2)
+    assert order_verdict(a, b, "r(3)", "r(2)") == "r(3) < r(2): the intervals do not overlap"
+    assert order_verdict(b, a, "r(3)", "r(2)") == "r(3) > r(2): the intervals do not overlap"
+    assert order_verdict(a, (2.2, 2.05, 2.4), "a", "b").startswith("the order of a and b is not decided")
+    assert fmt_ci((1.23456, 1.1, 1.4)) == "1.235 [1.100, 1.400]"
+    assert fmt_ci((0.5, 0.25, 0.75), ".0%") == "50% [25%, 75%]"
+
+
+def test_mean_ci_by_hand():
+    assert mean_ci([2.0, 2.0, 2.0]) == (2.0, 2.0, 2.0)
+    est, lo, hi = mean_ci([1.0, 2.0, 3.0, 4.0])
+    assert est == 2.5 and 1.0 <= lo < est < hi <= 4.0
+
+
+def synthetic_comparison(gamma, plain_call, spec_call, prompts=6, calls=(12, 4), tokens=12, spread=0.0, seed=0):
+    """A Comparison built by hand: each prompt's plain run makes calls[0] one-position calls of plain_call seconds
+    (one per token), its speculative run calls[1] calls of gamma + 1 positions of spec_call seconds (each times
+    1 + spread * noise), and the runs take exactly their calls' time; every prompt emits `tokens` tokens and
+    accepts 2 of 4 drafts tested."""
+    rng = np.random.default_rng(seed)
+    c = Comparison(gamma)
+    for _ in range(prompts):
+        plain = [(1, plain_call * (1 + spread * rng.standard_normal())) for _ in range(calls[0])]
+        spec = [(gamma + 1, spec_call * (1 + spread * rng.standard_normal())) for _ in range(calls[1])]
+        c.call_log["plain"].append(plain)
+        c.call_log["spec"].append(spec)
+        for side_, log in (("plain", plain), ("spec", spec)):
+            for clock in ("cpu", "wall"):
+                c.times[side_, clock].append(sum(s for _, s in log))
+        c.accepted.append(2)
+        c.tested.append(4)
+        c.tokens.append(tokens)
+        c.calls.append(calls[1])
+    return c
+
+
+def test_r_and_theory_from_the_calls_of_the_runs_themselves():
+    # plain calls 1 ms, speculative calls of 3 positions 1.5 ms: r(2) = 1.5 exactly, on every resample
+    c = synthetic_comparison(2, 1e-3, 1.5e-3)
+    assert c.r() == pytest.approx((1.5, 1.5, 1.5))
+    # alpha = 2/4 = 0.5: E(0.5, 2) = 1.75; theory(c = 0.01, r) = 1.75 / (1.5 + 0.02)
+    assert c.theory(0.01)[0] == pytest.approx(1.75 / 1.52)
+    # counted: 12 tokens in 4 calls = 3 per call instead of E
+    assert c.theory(0.01, counted=True)[0] == pytest.approx(3 / 1.52)
+    # measured: plain 12 ms, spec 6 ms per prompt: 2; theory(0, r) with the counted tokens: 3 / 1.5 = 2, exactly
+    assert c.total_speedup("cpu")[0] == pytest.approx(2.0)
+    assert c.versus_theory(0.0, counted=True) == pytest.approx((1.0, 1.0, 1.0))
+    assert c.target_share("spec") == pytest.approx((1.0, 1.0, 1.0))     # the runs were nothing but their calls
+    assert c.clocks_ratio() == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_measured_against_theory_on_both_sides():
+    # a run slower than its calls (an overhead outside them) falls below theory; one faster (a theory that charged
+    # too much) above it; a noisy run that matches it on average contains 1
+    slow = synthetic_comparison(2, 1e-3, 1.5e-3)
+    slow.times["spec", "cpu"] = [t * 1.2 for t in slow.times["spec", "cpu"]]
+    assert side(slow.versus_theory(0.0, counted=True), 1.0) == "below"
+    assert side(slow.target_share("spec"), 1.0) == "below"
+    fast = synthetic_comparison(2, 1e-3, 1.5e-3)
+    fast.times["spec", "cpu"] = [t * 0.8 for t in fast.times["spec", "cpu"]]
+    assert side(fast.versus_theory(0.0, counted=True), 1.0) == "above"
+    noisy = synthetic_comparison(2, 1e-3, 1.5e-3, prompts=20, spread=0.3)
+    ratio = noisy.versus_theory(0.0, counted=True)
+    assert ratio[1] < 1 < ratio[2] and abs(ratio[0] - 1) < 0.05
+    # the clocks: a wall clock that counted another program's time on the speculative side only
+    busy = synthetic_comparison(2, 1e-3, 1.5e-3)
+    busy.times["spec", "wall"] = [t * 1.5 for t in busy.times["spec", "wall"]]
+    assert side(busy.clocks_ratio(), 1.0) == "below"
+
+
+def test_a_comparison_without_timed_calls_says_so():
+    c = synthetic_comparison(2, 1e-3, 1.5e-3)
+    c.call_log = {"plain": [[], []], "spec": [[], []]}
+    with pytest.raises(ValueError, match="run compare with a TimedTarget"):
+        c.r()
+    c = synthetic_comparison(2, 1e-3, 1.5e-3)
+    c.call_log["spec"][0] = [(2, 1e-3)]                       # no call of gamma + 1 = 3 positions in prompt 0
+    with pytest.raises(ValueError, match="prompt 0 has no spec call scoring 3 positions"):
+        c.r()
+
+
+def test_compare_with_a_timed_target_keeps_each_runs_calls_and_not_the_prefill(models):
+    draft, target = models
+    timed = TimedTarget(target)
+    prompts = [target.encode(s) for s in ["The ", "If the ", "A class ", "Return "]]
+    out = compare(draft, timed, prompts, [2, 3], 15, temperature=1.0)
+    for g in (2, 3):
+        runs = [speculative_generate(draft, target, p, 15, g, 1.0, np.random.default_rng([0, i]))
+                for i, p in list(enumerate(prompts))[g - 2::2]]
+        assert [len(log) for log in out[g].call_log["spec"]] == [r.target_calls for r in runs]
+        assert [sorted({n for n, _ in log}) for log in out[g].call_log["spec"]] == \
+            [sorted({d + 1 for d in r.drafted}) for r in runs]
+        assert [len(log) for log in out[g].call_log["plain"]] == [15, 15]     # one call per token: no prefill
+        assert all(n == 1 for log in out[g].call_log["plain"] for n, _ in log)
+        est, lo, hi = out[g].r()
+        assert 0 < lo <= est <= hi
+    assert len(timed.log) == sum(len(log) for g in (2, 3) for s in ("plain", "spec") for log in out[g].call_log[s])
+    timed.clear()
+    assert timed.log == [] and timed.seconds == {}
+
+
+@pytest.mark.parametrize("prefill", [True, False])
+def test_the_prefill_puts_the_prompt_in_a_cached_target_before_each_side(models, prefill):
+    # With prefill, both sides start from a KV cache that holds exactly the prompt; without, the first side starts
+    # from an empty cache and pays for reading the prompt inside its timed calls.
+    from specdec.models.transformer import TransformerModel, init_params
+
+    draft = models[0]
+    model = TransformerModel(init_params(V=draft.V, context=64, d=8, n_layer=1, seed=0), n_head=2)
+    seen = []
+
+    class Watching(TimedTarget):
+        def probs_for_positions(self, ids, start, temperature=1.0):
+            seen.append(list(model.cached_ids))
+            return super().probs_for_positions(ids, start, temperature)
+
+    prompt = draft.encode("The cat sat ")
+    out = compare(draft, Watching(model), [prompt], [2], 6, temperature=0.0, prefill=prefill)
+    plain_calls = len(out[2].call_log["plain"][0])          # round 0: plain goes first
+    assert seen[0] == (prompt if prefill else [])
+    assert seen[plain_calls] == prompt if prefill else seen[plain_calls][:len(prompt)] == prompt
+
+
+def test_draft_step_seconds_times_one_step_per_context_with_the_right_method():
+    made = []
+
+    class Recording:
+        def propose(self, context, temperature, rng):
+            made.append(("propose", tuple(context)))
+            return 0, [1.0]
+
+        def argmax_next(self, context):
+            made.append(("argmax", tuple(context)))
+            return 0
+
+    out = draft_step_seconds(Recording(), [[[1], [1, 2]], [[3]]], temperature=0.0)
+    assert out.shape == (2,) and (out >= 0).all()
+    assert made == [("argmax", (1,)), ("argmax", (1, 2)), ("argmax", (3,))]
+    made.clear()
+    draft_step_seconds(Recording(), [[[5]]], temperature=1.0)
+    assert made == [("propose", (5,))]

@@ -4,6 +4,7 @@ Timings are never asserted (only that they exist and are positive); the cache re
 against a fake /sys tree written by the test, and the arithmetic by hand.
 """
 
+import numpy as np
 import pytest
 
 from specdec.generation import roofline
@@ -43,3 +44,15 @@ def test_layer_times_covers_every_size_and_row_count():
     assert sorted(times) == [(0.25, 1), (0.25, 3), (0.5, 1), (0.5, 3)] and min(times.values()) > 0
     assert roofline._weights(0.5, 64).nbytes == 2 ** 19                        # [64, 2048] float32
     assert roofline.peak_gflops(n=64, repeats=1) > 0
+    rates = roofline.product_rates(n=64, repeats=3)
+    assert rates.shape == (3,) and (rates > 0).all()
+
+
+def test_rows_ratio_pairs_the_rounds():
+    # round j of every row count is timed together: a round twice as slow for both leaves the ratio alone
+    samples = {(4, 1): np.array([1.0, 2.0, 1.0, 2.0]), (4, 2): np.array([3.0, 6.0, 3.0, 6.0]),
+               (4, 3): np.array([1.0, 2.0, 1.0, 2.0])}
+    assert roofline.rows_ratio(samples, 4, 2) == pytest.approx((3.0, 3.0, 3.0))
+    assert roofline.rows_ratio(samples, 4, 3, base=2) == pytest.approx((1 / 3,) * 3)
+    real = roofline.layer_time_samples([0.25], [1, 2], width=64, repeats=3, min_seconds=1e-4)
+    assert sorted(real) == [(0.25, 1), (0.25, 2)] and all(v.shape == (3,) and (v > 0).all() for v in real.values())
