@@ -129,6 +129,15 @@ def grade_settled(path, exercise, known=None, **options):
     if report.stopped or report.host:
         report = grade_apart(path, exercise, known, **options)
         report.regraded = True
+    return host_verdict(report)
+
+
+def host_verdict(report):
+    """A report the machine still could not finish after its regrade is not graded (its final is empty, never a
+    low score): the host's doing is never the file's."""
+    if report.host and not report.error:
+        report.error = ("the machine was too busy to run some of its cases, twice (the host's doing, not the "
+                        "file's): not graded; regrade it on a quieter machine")
     return report
 
 
@@ -239,7 +248,7 @@ def grade_folder(folder, exercise=None, jobs=2, progress=True, pattern=None, pol
             bar.close()
         for k, job in enumerate(jobs_list):   # stopped by a limit, or not run by the machine: again, alone
             if graded[k].stopped or graded[k].host:
-                graded[k] = grade(job, alone=True)
+                graded[k] = host_verdict(grade(job, alone=True))
                 graded[k].regraded = True
     by_row = {}
     for (i, upload, file, late), report in zip(jobs_list, graded):

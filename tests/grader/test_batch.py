@@ -125,3 +125,10 @@ def test_a_class_gets_the_same_scores_quiet_and_beside_a_cpu_hog_on_every_core(t
     outcome = lambda reports: {r.source: [(c.name, c.passed) for c in r.cases] for r in reports}
     assert outcome(quiet) == outcome(loaded)
     assert [r.score for r in quiet] == [r.score for r in loaded] and quiet[0].score == 100
+
+
+def test_a_file_the_machine_could_not_run_twice_is_not_graded_never_a_low_score():
+    from grader.report import CaseResult, Report
+    report = Report("ex01", "t", [CaseResult("a", False, 10, False, "not run: the machine was too busy")], 10,
+                    host=True)
+    assert batch.host_verdict(report).status == "error" and report.final is None and "too busy" in report.error
