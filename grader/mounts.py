@@ -50,8 +50,10 @@ ENV = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING"
 COURSE_PACKAGES = ("tqdm",)
 
 
+@functools.lru_cache(maxsize=None)
 def package_dirs():
-    """The folders of COURSE_PACKAGES that this interpreter has, found without importing them."""
+    """The folders of COURSE_PACKAGES that this interpreter has, found without importing them (once: a list shared
+    by every caller, never changed)."""
     out = []
     for name in COURSE_PACKAGES:
         spec = importlib.util.find_spec(name)
@@ -60,6 +62,7 @@ def package_dirs():
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def numpy_dirs():
     """NumPy's package folder (and its bundled libraries), found without importing it; [] if absent."""
     spec = importlib.util.find_spec("numpy")
