@@ -23,6 +23,7 @@ FOLDER_OPTIONS = {"timeout": 1.5, "max_seconds": 6.0, "mode": "bwrap", "seed": 3
 OPTIONS = {"timeout": 2.0, "max_seconds": 8.0, "mode": "bwrap", "seed": 271828}
 
 
+@pytest.mark.slow
 def test_a_grading_process_is_bounded_in_its_own_cpu_time_and_the_host_in_wall_time(monkeypatch):
     """The grading process's own work is bounded in CPU seconds (its judging is the grader's, not the file's); a
     busy machine that stretches its wall time gives a row that says it was the machine, to be regraded."""

@@ -134,6 +134,7 @@ def test_two_sandboxes_of_a_batch_never_hold_the_lock_at_once(tmp_path):
     assert time.monotonic() - started < 1.0
 
 
+@pytest.mark.slow
 def test_every_file_of_a_class_is_sent_the_same_cases_in_the_same_order(tmp_path, monkeypatch):
     sent = []
     real = session._exchange

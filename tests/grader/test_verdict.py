@@ -84,6 +84,7 @@ def test_naming_every_row_or_raising_everywhere_earns_nothing_for_ex01s_bad_rows
         assert not any(by_name[n].passed for n in rows), fn.__name__
 
 
+@pytest.mark.slow
 def test_an_over_strict_check_costs_only_the_cases_it_breaks():
     """The 1e-15 sum check refuses the smooth rows (random drafts, the 5000-token vocabulary) and the rows within
     the sum tolerance (the empty residual's), nothing else: its length and row checks keep their points, and no
