@@ -13,7 +13,8 @@ equations with `\tag{3.5}`, and refer to them in words: "by Theorem 3.2", "Figur
 - a proof's end mark, the author's `$\blacksquare$` (or `$\square$`), gets the class `qed`, which the stylesheet
   sets at the right end of the line.
 
-Only pages under notebooks/ and exercises/ take part: docs/README.md shows the markup with example numbers.
+Only pages under notebooks/ and exercises/ have their labels linked: docs/README.md shows the markup with example
+numbers. End marks are set on every page.
 
     >>> label_id("Theorem", "3", "2"), label_id("Figure", "12", "1"), label_id("eq", "3", "5")
     ('theorem-03-2', 'fig-12-1', 'eq-03-5')
@@ -41,6 +42,9 @@ def label_id(kind, chapter, number):
 def _labels(app, doctree):
     """Collect the page's labels into env.specdec_labels {(kind, "3.2"): (docname, id)}; give each its id."""
     env = app.env
+    for math in doctree.findall(nodes.math):
+        if math.astext().strip() in QED:
+            math["classes"].append("qed")
     if not env.docname.startswith(PAGES):
         return
     labels = env.specdec_labels = getattr(env, "specdec_labels", {})
@@ -72,9 +76,6 @@ def _labels(app, doctree):
                 math["ids"].append(ident)
                 ids.add(ident)
                 labels.setdefault(("eq", f"{int(found.group(1))}.{found.group(2)}"), (env.docname, ident))
-    for math in doctree.findall(nodes.math):
-        if math.astext().strip() in QED:
-            math["classes"].append("qed")
 
 
 def _numbers_link(app, doctree, docname):

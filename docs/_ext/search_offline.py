@@ -10,8 +10,8 @@ And a word no page has, which Sphinx answers with nothing ("acceptanse"), is rep
 it (a short edit distance, compared with the word's beginning: the index holds stems, such as "accept"), and the
 results say so.
 
-    >>> text_of('<p>a <b>b</b></p><script>x</script><div class="math">\\\\(p\\\\)</div>')
-    'a b \\\\(p\\\\)'
+    >>> text_of('<h2>T<a class="headerlink" href="#t">#</a></h2><p>a <b>b</b></p><script>x</script>')
+    'T a b'
 """
 
 import html
@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 TEXTS = "specdec_search_texts.js"
-_TAGS = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S)
+_TAGS = re.compile(r"<(script|style)\b.*?</\1>|<a class=\"headerlink\"[^>]*>.*?</a>|<[^>]+>", re.S)
 
 
 def text_of(body):

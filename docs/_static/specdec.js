@@ -12,7 +12,7 @@
 const SCROLL_BOXES = [
   "div.math > mjx-container", "mjx-container:not([display])", "pre", ".pst-scrollable-table-container",
   "div.cell_output > .output.text_html", "div.cell_output:has(img)", "div.theorem", "div.lemma", "div.definition",
-  "div.proof", "div.example", "div.remark", "div.exercise",
+  "div.proof", "div.example", "div.remark", "div.exercise", "table.indextable",
 ].map((box) => ".bd-article " + box).join(", ");
 
 function markScrollBoxes() {

@@ -38,7 +38,7 @@
   };
 
   document.addEventListener("DOMContentLoaded", () => {
-    if (!window.Search) return;
+    if (typeof Search === "undefined") return;   // searchtools.js declares it (a global const, not on window)
     const toText = Search.htmlToText;
     Search.htmlToText = (text, anchor) => text.startsWith(MARK) ? text.slice(MARK.length) : toText(text, anchor);
 
