@@ -52,8 +52,9 @@ def _labels(app, doctree):
     raw_ids = set(re.findall(r'id="([^"]+)"', "".join(n.astext() for n in doctree.findall(nodes.raw))))
     for strong in list(doctree.findall(nodes.strong)):
         paragraph = strong.parent
-        if not isinstance(paragraph, nodes.paragraph) or paragraph.index(strong) != 0:
-            continue
+        if not isinstance(paragraph, nodes.paragraph) or any(
+                not isinstance(child, nodes.Text) or child.strip() for child in paragraph[:paragraph.index(strong)]):
+            continue        # a label opens its paragraph (MyST may leave an empty text before it)
         found = LABEL.match(strong.astext())
         if not found:
             continue

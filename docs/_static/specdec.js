@@ -18,7 +18,7 @@ const SCROLL_BOXES = [
 function markScrollBoxes() {
   // A box that scrolls can be scrolled from the keyboard too: it takes the focus (tabindex), as WCAG asks.
   const mark = (box) => {
-    const scrolls = box.scrollWidth > box.clientWidth + 1;
+    const scrolls = box.scrollWidth > box.clientWidth + (box.matches("mjx-container:not([display])") ? 2 : 1);
     box.classList.toggle("scroll-cue", scrolls);
     if (scrolls && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
   };
