@@ -47,7 +47,7 @@ async ({width, theme, book}) => {
           seen.add(key + "L");
           say("cut", `${kind} cut on the left by ${Math.round(left - r.left)} px: ${JSON.stringify(hint(el))}`);
         }
-        if (r.right > right + 1) {
+        if (r.right > right + (el.closest("mjx-container:not([display])") ? 2 : 1)) {   // (an inline formula rounds)
           if (o === "hidden" || o === "clip") {
             if (!seen.has(key + "R")) {
               seen.add(key + "R");
