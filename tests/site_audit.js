@@ -20,7 +20,7 @@ async ({width, theme, book}) => {
   const say = (kind, text, el) => problems.push([kind, text, pageOf(el || current)]);
   const hint = el => ((el.closest("mjx-container") || el).textContent || el.getAttribute("alt") || "")
     .replace(/\s+/g, " ").trim().slice(0, 60);
-  const article = document.querySelector("article.bd-article") || document.body;
+  const article = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
   const style = el => getComputedStyle(el);
   const visible = el => !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
 
@@ -118,7 +118,7 @@ async ({width, theme, book}) => {
 
   // ---- Figures: alt text, caption, aligned, readable, a light card in dark mode ------------------------------
   const figures = [];
-  for (const img of article.querySelectorAll("img")) {
+  for (const img of article.querySelectorAll("img:not(.toggler)")) {     // (the module index's +/- icons: no figures)
     const alt = (img.getAttribute("alt") || "").trim();
     const name = JSON.stringify(alt.slice(0, 50) || img.getAttribute("src"));
     if (!alt || /\.(png|svg|jpe?g|gif)$/i.test(alt) || alt.includes("_images/"))
