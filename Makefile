@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+SITE_STAMP := $(VENV)/.site-installed
 
 .PHONY: lab test quick setup bench clean
 
@@ -14,9 +15,10 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/01_logits_to_probabilities.ipynb
 
 # Lint (ruff, configured in pyproject.toml), then every test on every core (pytest-xdist; JOBS=1 for one
-# process). --dist loadfile keeps each file, so each notebook's cells and kernel, in one worker.
+# process). --dist loadfile keeps each file, so each notebook's cells and kernel, in one worker. The website's
+# tests need its requirements (requirements-site.txt, axe-core): `make test` installs them first.
 JOBS ?= auto
-test: $(STAMP)
+test: $(SITE_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
 
@@ -47,10 +49,11 @@ clean:
 # Book theme from requirements-site.txt, added to .venv on first use. Warnings are errors; the
 # notebooks are shown with their committed outputs, never run. Output: _site/ (cache: _build/).
 # Launch buttons (Binder) only with a public repository: make site REPO_URL=https://github.com/OWNER/REPO
-# `make site-layout`: what overflows on the built site at 1400 px and 400 px, page by page, in headless
-# Chromium (tests/test_site_browser.py; needs chromium: apt-get install chromium).
-.PHONY: site site-setup site-layout
-SITE_STAMP := $(VENV)/.site-installed
+# `make site-check`: every page of the built site at 1400 px and 400 px, light and dark, and under axe-core, in
+# headless Chromium: what is cut, unreadable or inaccessible, page by page (tests/test_site_browser.py; needs
+# chromium: apt-get install chromium). `make pdf`: the whole course as one PDF, _site/specdec-course.pdf (docs/pdf.py).
+.PHONY: site site-setup site-check site-layout pdf
+AXE_VERSION := 4.14
 
 site: $(SITE_STAMP)
 	SPECDEC_REPO_URL="$(REPO_URL)" SPECDEC_REPO_BRANCH="$(REPO_BRANCH)" $(BIN)/python docs/build.py --out _site
@@ -58,9 +61,16 @@ site: $(SITE_STAMP)
 
 site-setup: $(SITE_STAMP)
 
-site-layout: site
+site-check: site
 	$(BIN)/python tests/test_site_browser.py _site
 
+site-layout: site-check
+
+pdf: site
+	$(BIN)/python docs/pdf.py --out _site/specdec-course.pdf
+
+# axe-core (the browser test's accessibility rules) from the npm registry, into .venv/node_modules.
 $(SITE_STAMP): $(STAMP) requirements-site.txt
 	$(BIN)/python -m pip install --quiet -r requirements-site.txt
+	npm install --silent --no-audit --no-fund --prefix $(VENV) axe-core@$(AXE_VERSION)
 	touch $(SITE_STAMP)

@@ -34,6 +34,11 @@ extensions = [
     "portable_markup",          # _ext/portable_markup.py: the notebooks' \\tag-ged multi-line formulas
     "reading_time",             # _ext/reading_time.py: "About N min to read" under each lesson's title
     "sphinxcontrib.bibtex",     # docs/references.md: the bibliography, from docs/references.bib
+    "sphinx_copybutton",        # a copy button on every code cell and code block (not on outputs)
+    "numbered",                 # _ext/numbered.py: Theorem 3.2, Figure 3.1, (3.5) are links, and so are their mentions
+    "citations",                # _ext/citations.py: an arXiv citation links to its bibliography entry, and back
+    "html_fixes",               # _ext/html_fixes.py: the bibliography's and the source index's lists, as ARIA wants
+    "search_offline",           # _ext/search_offline.py: search excerpts from file:// too, and a typo forgiven
 ]
 
 root_doc = "index"
@@ -41,6 +46,10 @@ include_patterns = ["index.md", "README.md", "api.rst", "api/*.rst", "notebooks/
                     "exercises/README.md", "exercises/*/README.md", "exercises/*/*.ipynb",
                     "benchmarks/README.md", "docs/README.md", "docs/glossary.md", "docs/references.md"]
 bibtex_bibfiles = ["references.bib"]        # relative to this folder (docs/)
+bibtex_cite_id = "cite-{key}"               # each entry's id: where _ext/citations.py points a citation
+# The copy button goes on code (a cell's source, a command line), not on outputs; prompts are not copied.
+copybutton_selector = "div.highlight:not(.cell_output div.highlight) pre"
+copybutton_exclude = ".linenos, .gp, .go"
 
 # Notebooks are shown exactly as committed: CI re-executes them (strict nbval), the site never does.
 nb_execution_mode = "off"

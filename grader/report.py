@@ -250,29 +250,35 @@ class Report:
         return self.table()
 
     def _repr_html_(self):
+        # Readable on any background, light or dark (JupyterLab's themes, the course site's, GitHub's): every text
+        # keeps the colour the page gives text; the outcome is said by marks and words (a check or a cross), and
+        # shown by colours that carry no text: a bar at the left, a tint on the failed rows.
         e = lambda text, limit=300: html.escape(clean(text, limit))
         t = html_text   # learner-facing sentences: `code` spans as <code>, everything else escaped
-        color = "#1a7f37" if self.status == "passed" else "#cf222e"
-        parts = [f"<div class='specdec-report'><p><b>{e(self.exercise)} {e(self.title)}</b>"
+        passed = self.status == "passed"
+        bar = "#1a7f37" if passed else "#cf222e"
+        parts = [f"<div class='specdec-report {'passed' if passed else 'failed'}' "
+                 f"style='border-left:4px solid {bar};padding-left:0.8em'><p><b>{e(self.exercise)} {e(self.title)}</b>"
                  f"{' &middot; ' + e(self.source, 2000) if self.source else ''}<br>"
-                 f"<span style='color:{color};font-size:1.2em'><b>{e(self.score_line())}</b></span></p>"]
+                 f"<span style='font-size:1.2em'><b>{'&#10003;' if passed else '&#10007;'} {e(self.score_line())}</b>"
+                 f"</span></p>"]
         extra = [f"<p>{t(line, 400)}</p>" for line in [self.notebook_note] + self._row_lines() if line]
         if self.error:
             return "\n".join(parts + [f"<p>cannot grade: {t(self.error)}</p>"] + extra + ["</div>"])
         if self.diagnosis:
             parts.append(f"<p>{t(self.diagnosis, 400)}</p>")
         if self._uniform_failure():
-            parts.append(f"<p style='color:#cf222e'>&#10007; all {len(self.cases)} cases fail: "
-                         f"{t(self._uniform_failure())}</p>")
+            parts.append(f"<p>&#10007; all {len(self.cases)} cases fail: {t(self._uniform_failure())}</p>")
         else:
             parts.append("<table><tr><th style='text-align:left'>case</th><th>points</th><th></th>"
                          "<th style='text-align:left'>message</th></tr>")
             for c in self.ordered():
-                mark = ("&#10003;", "#1a7f37", "#ffffff") if c.passed else ("&#10007;", "#cf222e", "#ffebe9")
+                row = ("passed", "&#10003;", "") if c.passed else \
+                      ("failed", "&#10007;", " style='background:rgba(207,34,46,0.14)'")
                 detail = "".join(f"<br><code>{e(d, 420)}</code>" for d in c.detail)
-                parts.append(f"<tr style='background:{mark[2]}'><td style='text-align:left'>{e(c.name)}"
+                parts.append(f"<tr class='{row[0]}'{row[2]}><td style='text-align:left'>{e(c.name)}"
                              f"{' <i>(hidden)</i>' if c.hidden else ''}</td><td>{c.earned}/{c.points}</td>"
-                             f"<td style='color:{mark[1]}'><b>{mark[0]}</b></td>"
+                             f"<td><b>{row[1]}</b></td>"
                              f"<td style='text-align:left'>{t(c.message)}{detail}</td></tr>")
             parts.append("</table>")
         if self.bonus_points:

@@ -40,8 +40,8 @@ def test_check_prints_outside_jupyter_and_renders_html(capsys):
                   exercise="ex01", quiet=True)
     html = wrong._repr_html_()
     assert html.count("<tr") == len(wrong.cases) + 1 and "Most likely cause: argmax ties" in html
-    fail_rows = [m.start() for m in re.finditer("#ffebe9", html)]
-    pass_rows = [m.start() for m in re.finditer("background:#ffffff", html)]
+    fail_rows = [m.start() for m in re.finditer("<tr class='failed' style='background:", html)]
+    pass_rows = [m.start() for m in re.finditer("<tr class='passed'>", html)]
     assert len(fail_rows) == 2 and max(fail_rows) < min(pass_rows)  # failures first, shaded
     assert repr(wrong) == wrong.table()
 
