@@ -39,3 +39,42 @@ def random_row(rng, size, zero_share=0.3):
         weights[rng.randrange(size)] = 1.0
     total = sum(weights)
     return [w / total for w in weights]
+
+
+class folded:
+    """Printed answers, shown folded: a closed HTML <details> output, which stays closed when the cell runs again
+    (JupyterLab's Run All unfolds a collapsed output, never a closed <details>), on the site and on GitHub too.
+
+        with folded("Numbers for the solutions of exercises 1.1 to 1.5") as answers:
+            print(...)
+        answers        # the cell's last line: the folded block
+
+    >>> with folded("Numbers") as answers:
+    ...     print("1 < 2")
+    >>> answers._repr_html_()
+    "<details class='answer'><summary>Numbers</summary><pre>1 &lt; 2\\n</pre></details>"
+    """
+
+    def __init__(self, summary):
+        self.summary, self.text = summary, ""
+
+    def __enter__(self):
+        import contextlib
+        import io
+        self._buffer = io.StringIO()
+        self._redirect = contextlib.redirect_stdout(self._buffer)
+        self._redirect.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._redirect.__exit__(*exc)
+        self.text = self._buffer.getvalue()
+        return False
+
+    def _repr_html_(self):
+        from html import escape
+        return (f"<details class='answer'><summary>{escape(self.summary)}</summary><pre>{escape(self.text)}</pre>"
+                "</details>")
+
+    def __repr__(self):   # a plain-text view (a terminal, nbval's text/plain) says what is folded, not the answers
+        return f"({self.summary}: folded)"

@@ -24,7 +24,8 @@ from test_site_browser import PENDING
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb")) + sorted((REPO / "exercises").glob("*/*.ipynb"))
-CAPTION = re.compile(r'^<div class="caption" id="fig-(\d\d)-(\d+)">\n\n\*\*Figure (\d+)\.(\d+)\.\*\* ')
+# A lesson's number is its file's (07_0_...: a lesson 7.0 between 06 and 07, with figures 7.0.k and ids fig-07-0-k).
+CAPTION = re.compile(r'^<div class="caption" id="fig-(\d\d(?:-\d)?)-(\d+)">\n\n\*\*Figure (\d+(?:\.\d)?)\.(\d+)\.\*\* ')
 END_MARK = re.compile(r"\$\\(blacksquare|square)\$")
 
 
@@ -64,7 +65,8 @@ def test_answers_stay_folded_after_a_rerun(nb):
 @pytest.mark.parametrize("nb", _notebooks())
 def test_every_figure_has_alt_text_and_a_caption(nb):
     wrong, seen = [], set()
-    number = nb.name[:2]
+    found = re.match(r"\d\d(?:_\d(?=_))?", nb.name)
+    number = found.group(0).replace("_", "-") if found else nb.name[:2]
     all_cells = cells(nb)
     for k, cell in enumerate(all_cells):
         if not any(kind.startswith("image/") for o in cell.get("outputs", []) for kind in o.get("data", {})):
@@ -76,7 +78,8 @@ def test_every_figure_has_alt_text_and_a_caption(nb):
         found = CAPTION.match(source(following)) if following["cell_type"] == "markdown" else None
         if not found:
             wrong.append(f"cell {k}: the next cell is not its caption (<div class=\"caption\" id=\"fig-NN-k\">)")
-        elif found.group(1) != number or int(found.group(3)) != int(number) or found.group(2) != found.group(4) \
+        elif found.group(1) != number or found.group(3) != number.lstrip("0").replace("-", ".") \
+                or found.group(2) != found.group(4) \
                 or found.group(1, 2) in seen:
             wrong.append(f"cell {k}: caption id fig-{found.group(1)}-{found.group(2)} does not match Figure "
                          f"{found.group(3)}.{found.group(4)} of lesson {number}, or repeats one")
