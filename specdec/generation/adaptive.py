@@ -53,6 +53,7 @@ class GammaChooser:
         self.calls = {}                       # positions scored -> CPU seconds of each call
         self.draft_seconds, self.draft_steps = 0.0, 0
         self.steps, self.first = 0, True
+        self._line, self._since_fit = None, 0
         self.explore = sorted({min(g, max_gamma) for g in EXPLORE})
 
     def alpha(self):
@@ -60,23 +61,29 @@ class GammaChooser:
 
     def cost_line(self):
         """(F, P): cost(n) = F + P n, the least-squares line through the median cost at each n measured; None
-        while fewer than two n have been measured."""
-        ns = sorted(self.calls)
-        if len(ns) < 2:
-            return None
-        medians = [float(np.median(self.calls[n])) for n in ns]
-        slope, intercept = np.polyfit(ns, medians, 1)
-        return float(intercept), max(float(slope), 0.0)
+        while fewer than two n have been measured. Refitted every 4 calls recorded (a fit costs far more than a
+        step's arithmetic)."""
+        if self._line is None or self._since_fit >= 4:
+            ns = sorted(self.calls)
+            if len(ns) < 2:
+                return None
+            medians = [float(np.median(self.calls[n])) for n in ns]
+            mean_n, mean_t = sum(ns) / len(ns), sum(medians) / len(ns)
+            slope = sum((n - mean_n) * (t - mean_t) for n, t in zip(ns, medians)) / sum((n - mean_n) ** 2 for n in ns)
+            slope = max(slope, 0.0)
+            self._line, self._since_fit = (mean_t - slope * mean_n, slope), 0
+        return self._line
 
-    def predicted(self, gamma):
-        """theory(c, r) at this gamma from the measurements so far (1.0 for gamma 0)."""
-        F, P = self.cost_line()
+    def predicted(self, gamma, line=None):
+        """theory(c, r) at this gamma from the measurements so far."""
+        F, P = line or self.cost_line()
         one = max(F + P, 1e-12)
         c = (self.draft_seconds / self.draft_steps if self.draft_steps else 0.0) / one
         return expected_tokens_per_step(min(self.alpha(), 1.0), gamma) / ((F + P * (gamma + 1)) / one + gamma * c)
 
     def best(self):
-        return max(range(1, self.max_gamma + 1), key=lambda g: (self.predicted(g), -g))
+        line = self.cost_line()
+        return max(range(1, self.max_gamma + 1), key=lambda g: (self.predicted(g, line), -g))
 
     def next_gamma(self, remaining=None):
         """The gamma of the next step; `remaining`: the most drafts that can still be used (tokens left - 1)."""
@@ -97,6 +104,7 @@ class GammaChooser:
             self.first = False
         else:
             self.calls.setdefault(positions, []).append(call_seconds)
+            self._since_fit += 1
         if gamma:
             self.draft_seconds += draft_seconds
             self.draft_steps += gamma

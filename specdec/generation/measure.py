@@ -146,6 +146,7 @@ def compare(draft, target, prompts, gammas, max_new_tokens, temperature=0.0, see
         sides = ["plain", "spec"] if (i // len(gammas)) % 2 == 0 else ["spec", "plain"]
         for side in sides:
             rng = np.random.default_rng([seed, i])
+            fresh_cache(target)              # neither side may find the other's KV cache of this prompt
             start = {name: clock() for name, clock in CLOCKS.items()}
             if side == "plain":
                 autoregressive_generate(target, prompt, max_new_tokens, temperature, rng)
@@ -295,3 +296,11 @@ def sampled_step_ratio(new_draft, contexts, temperature=1.0, clock="cpu"):
         greedy.argmax_next(ctx)
     return (t1 - t0) / (now() - t1)
 
+
+def fresh_cache(target):
+    """Empty the KV cache of `target`, and of the target a wrapper (`TimedTarget`, a stand-in) holds as `.target`:
+    each side `compare` times starts as a new request does, with no prefix of its prompt computed."""
+    while target is not None:
+        if callable(getattr(target, "reset", None)):
+            target.reset()
+        target = getattr(target, "target", None)

@@ -34,6 +34,17 @@ import numpy as np
 from .rows import sample_index
 
 
+class ThresholdTreeDraft:
+    """A tree draft (`generation.interface`: `tree`) over any Draft's rows: its `threshold_tree`."""
+
+    def __init__(self, draft, threshold):
+        self.draft, self.threshold, self.V = draft, float(threshold), draft.V
+
+    def tree(self, ids, depth, width, temperature, rng):
+        return threshold_tree(draft_rows(self.draft, ids, temperature), self.threshold, depth, width, temperature,
+                              rng)
+
+
 def draft_rows(draft, ids, temperature):
     """rows(paths) for a Draft: q(. | ids + path) at T (at T = 0 the untempered rows, whose order is argmax's)."""
     return lambda paths: draft.next_token_probs([ids + list(p) for p in paths], temperature or 1.0)

@@ -25,9 +25,13 @@ at any temperature; Medusa's typical acceptance (`verify="typical_tree"`) is not
     >>> from specdec.models import load_transformer
     >>> target = load_transformer()
     >>> draft = HeadsDraft(target, load_heads())
-    >>> tokens, rows = draft.chain(target.encode("The assert statement is a conven"), 3, 0.0, None)
-    >>> target.decode(tokens), rows                       # heads 1..3 at T = 0: each head's likeliest id
-    ('ent', None)
+    >>> tokens, rows = draft.chain(target.encode("If the value of the express"), 4, 0.0, None)
+    >>> target.decode(tokens), rows                       # heads 1..4 at T = 0: each head's likeliest id
+    ('ion ', None)
+
+A head does not see the id the target emitted before its position: head 1 guesses
+what follows the target's likeliest next id, which is why the heads agree less
+often when that id was a sample at T = 1, or a prompt's own character.
 """
 
 import os

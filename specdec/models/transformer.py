@@ -255,11 +255,11 @@ def forward(params, layers, tokens, positions, k_cache, v_cache, first, bias, n_
         if extra.enter is not None:                                        # early-exit rows resume at a block,
             lo, resumed = extra.enter                                      # before the pass's new rows
             p = len(resumed)
-            if len(x):                                                     # the new rows first run blocks < lo
-                x = _blocks(params, layers, 0, lo, x, k_cache, v_cache, first + p,
-                            None if bias is None else bias[p:], n_head)
+            # the new rows (and any fill rows) first run the blocks before it
+            x, fill = _blocks(params, layers, 0, lo, x, k_cache, v_cache, first + p,
+                              None if bias is None else bias[p:], n_head, fill)
             x = np.concatenate([resumed, x])
-    x = _blocks(params, layers, lo, hi, x, k_cache, v_cache, first, bias, n_head, fill)
+    x, _ = _blocks(params, layers, lo, hi, x, k_cache, v_cache, first, bias, n_head, fill)
     r = (_sum_squares(x) + params["d_eps"]) ** -0.5                         # final LayerNorm: 1 / (sqrt(d) std)
     if extra is not None:
         extra.x = x if extra.stop is not None else None
@@ -273,7 +273,8 @@ def forward(params, layers, tokens, positions, k_cache, v_cache, first, bias, n_
 
 def _blocks(params, layers, lo, hi, x, k_cache, v_cache, first, bias, h, fill=None):
     """x [n, d] through blocks lo..hi - 1, keys and values to slots first.. (bias as in `forward`), with
-    `fill` (Pass.fill, tokens embedded) riding in the same products; returns the n rows' residual stream."""
+    `fill` (Pass.fill, tokens embedded) riding in the same products; returns (the n rows' residual stream,
+    `fill` with its rows' stream, None after the last block)."""
     n, d = x.shape
     hd, d_eps = d // h, params["d_eps"]
     nf = 0
@@ -312,7 +313,11 @@ def _blocks(params, layers, lo, hi, x, k_cache, v_cache, first, bias, h, fill=No
         t *= u
         x += _mm(t, w_out)
         x += b_out
-    return x[:n]
+    if nf:
+        fill = (x[n:], fk, fv, ff, f_bias)
+    elif fill is not None:
+        fill = None                                                        # done: the last block was run
+    return x[:n], fill
 
 
 def window_start(t, context, hop):
@@ -517,6 +522,7 @@ class TransformerModel:
         m, _ = w.match(want)
         if len(want) - m < self.fill_chunk:
             return None
+        w.part.clear()                           # the fill computes those slots in full, from slot m
         return (np.asarray(want[m:], np.int64), np.arange(m, len(want)), w.k, w.v, m,
                 self._causal[m:len(want), :len(want)]), w, want
 
