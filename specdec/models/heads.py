@@ -25,7 +25,11 @@ at any temperature; Medusa's typical acceptance (`verify="typical_tree"`) is not
     >>> from specdec.models import load_transformer
     >>> target = load_transformer()
     >>> draft = HeadsDraft(target, load_heads())
-    >>> tokens, rows = draft.chain(target.encode("If the value of the express"), 4, 0.0, None)
+    >>> ids = target.encode("If the value of the express")
+    >>> draft.chain(ids, 4, 0.0, None)                    # the target has not read ids yet: no hidden state
+    ([], None)
+    >>> rows = target.probs_for_positions(ids, len(ids))  # (a verification call, in decoding)
+    >>> tokens, rows = draft.chain(ids, 4, 0.0, None)
     >>> target.decode(tokens), rows                       # heads 1..4 at T = 0: each head's likeliest id
     ('ion ', None)
 
@@ -88,16 +92,18 @@ class HeadsDraft:
         target.keep_features = True
 
     def rows(self, ids, temperature):
-        """[K, V]: head k's row for the k-th id after ids, from the hidden state that gave ids[-1]."""
-        f = self.target.features(list(ids[:-1]))
-        return self.heads.probs(f, temperature or 1.0)
+        """[K, V]: head k's row for the k-th id after ids, from the hidden state that gave ids[-1]; None if the target
+        has not computed it (the first step of a generation: it then drafts nothing, and its call computes it)."""
+        f = self.target.features(list(ids[:-1]), compute=False) if ids else None
+        return None if f is None else self.heads.probs(f, temperature or 1.0)
 
     def chain(self, ids, gamma, temperature, rng):
         """(min(gamma, K) ids, their rows; None at T = 0): each head's likeliest id, or a draw from each head."""
         g = min(gamma, self.heads.K)
-        if g == 0 or not ids:
+        rows = self.rows(ids, temperature) if g else None
+        if rows is None:
             return [], None if temperature == 0 else []
-        rows = self.rows(ids, temperature)[:g]
+        rows = rows[:g]
         if temperature == 0:
             return [int(x) for x in rows.argmax(1)], None
         cdf = np.cumsum(rows, axis=1)
@@ -107,8 +113,8 @@ class HeadsDraft:
 
     def tree(self, ids, depth, width, temperature, rng):
         """(tokens, parents, q_rows, draft contexts): a `threshold_tree` over the heads' rows, at most K levels."""
-        if not ids:
-            return [], [], [None], 0
         rows = self.rows(ids, temperature)
+        if rows is None:
+            return [], [], [None], 0
         return threshold_tree(lambda paths: [rows[len(p)] for p in paths], self.threshold, min(depth, self.heads.K),
                               width, temperature, rng)

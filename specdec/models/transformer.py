@@ -61,7 +61,7 @@ its prefix, whatever was computed before.
 
 The next window's cache is filled as the text goes. A call treats ids[:start]
 (the text before the first row it is asked for: in decoding, the text generated
-so far) as settled; once at least `FILL_CHUNK` = 16 settled characters at or past
+so far) as settled; once at least `FILL_CHUNK` = 15 settled characters at or past
 the next window's start s + hop are missing from that window's cache, the call
 computes them there too, in the same forward pass (their keys and values only: no
 logits, which that window never serves for them). So when the rows reach the next
@@ -113,7 +113,8 @@ LAYER_NAMES = ("ln1.g", "ln1.b", "attn.w_qkv", "attn.b_qkv", "attn.w_proj", "att
                "ln2.g", "ln2.b", "mlp.w_fc", "mlp.b_fc", "mlp.w_out", "mlp.b_out")
 TOP_NAMES = ("wte", "wpe", "ln_f.g", "ln_f.b", "head.w", "head.b")
 EPS = 1e-5                 # LayerNorm's epsilon (PyTorch's default, as trained)
-FILL_CHUNK = 16            # settled characters the next window lacks before a call computes them there (at most)
+FILL_CHUNK = 15            # settled characters the next window lacks before a call computes them there (at most):
+#                            with plain decoding's one row, a pass of 16 rows, a multiple of 4 (`_mm`)
 GELU_C = 0.7978845608028654                     # sqrt(2 / pi)
 MM_ROWS = 6
 
@@ -423,7 +424,7 @@ class TransformerModel:
         self._causal = np.triu(np.full((n, n), -np.inf, np.float32), 1)
         self._slots = n + 64                     # the window's slots, and room after them for a tree's nodes
         self.keep_features = False               # also store each position's final hidden state (for heads)
-        self.fill_chunk = max(1, min(FILL_CHUNK, self.hop // 8))   # 16 for the shipped hop of 128
+        self.fill_chunk = max(1, min(FILL_CHUNK, self.hop // 8))   # 15 for the shipped hop of 128
         self.reset()
 
     def _arrays(self, slots):
@@ -666,11 +667,11 @@ class TransformerModel:
         return np.concatenate([self.probs_for_positions(c, len(c), temperature) for c in contexts])
 
     # ------------------------------------------------------------ what drafts read of the target's computation
-    def features(self, ids):
+    def features(self, ids, compute=True):
         """The final hidden state [d] that gives p(. | ids) (the head's input), from the cache or the last tree call.
 
         Needs keep_features = True (a draft that reads them sets it); a prefix the model has not computed is
-        computed, one call.
+        computed, one call (compute=False: None instead).
         """
         ids = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
         if not self.keep_features:
@@ -690,6 +691,8 @@ class TransformerModel:
                         break
                 else:
                     return features[node + 1]
+        if not compute:
+            return None
         self.probs_for_positions(ids, t)
         return self._window(s).features[t - s]
 

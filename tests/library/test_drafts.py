@@ -111,8 +111,9 @@ def test_heads_read_the_hidden_state_that_gave_the_last_id(target):
     heads = random_heads()
     draft = HeadsDraft(model, heads)
     assert model.keep_features
-    rows = draft.rows(PROMPT, 1.0)
+    assert draft.rows(PROMPT, 1.0) is None and draft.chain(PROMPT, 3, 1.0, None) == ([], [])   # not computed yet
     model.probs_for_positions(PROMPT[:-1], len(PROMPT) - 1)
+    rows = draft.rows(PROMPT, 1.0)
     f = model.features(PROMPT[:-1])
     a = f @ heads.w[1] + heads.b[1]
     z = (f + a / (1 + np.exp(-a))) @ heads.head_w[1] + heads.head_b[1]   # head 2, written out
