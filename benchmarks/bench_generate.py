@@ -69,6 +69,7 @@ from specdec.generation.decode import autoregressive_generate, speculative_gener
 from specdec.generation.measure import (TimedTarget, call_costs, compare, fresh_prompts,  # noqa: E402
                                         predicted_speedup, ratio_ci, ratio_difference_ci, sampled_step_ratio,
                                         visited_contexts)
+from specdec.generation.race import TimedDraft  # noqa: E402
 from specdec.generation.trees import ThresholdTreeDraft  # noqa: E402
 from specdec.models import load_pretrained  # noqa: E402
 from specdec.models.early_exit import EarlyExitDraft  # noqa: E402
@@ -159,29 +160,6 @@ def rule_table(rule, temperature, cold, warm, cost, width, situ):
         out[key] = label, pos, e, s, w, hot[0]
     print()
     return out
-
-
-class TimedDraft:
-    """A draft that times its own work (CPU) and counts what it proposed: c in situ = seconds per drafted id (a
-    tree's per node) over a one-position target call. Passes every draft interface through."""
-
-    def __init__(self, draft):
-        self.draft, self.V, self.seconds, self.drafted = draft, draft.V, 0.0, 0
-        for name in ("chain", "tree", "propose", "argmax_next", "next_token_probs"):
-            if hasattr(draft, name):
-                setattr(self, name, self._timed(getattr(draft, name), name))
-
-    def _timed(self, fn, name):
-        def timed(*args):
-            t0 = time.process_time()
-            out = fn(*args)
-            self.seconds += time.process_time() - t0
-            if name in ("chain", "tree"):
-                self.drafted += len(out[0])
-            elif name in ("propose", "argmax_next"):
-                self.drafted += 1
-            return out
-        return timed
 
 
 DRAFT_KINDS = {   # name: (what it is, make(target, load_models), verify, settings (gamma, or a tree's depth))

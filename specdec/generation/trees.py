@@ -31,7 +31,6 @@ list of paths (one draft call each; `draft_rows` for a `Draft`).
 
 import numpy as np
 
-from .rows import sample_index
 
 
 class ThresholdTreeDraft:
@@ -46,33 +45,45 @@ class ThresholdTreeDraft:
 
 
 def draft_rows(draft, ids, temperature):
-    """rows(paths) for a Draft: q(. | ids + path) at T (at T = 0 the untempered rows, whose order is argmax's)."""
+    """rows(paths) for a Draft: q(. | ids + path) at T (at T = 0 the untempered rows, whose order is argmax's); a
+    draft with `row_of` (`models.topk.TopKDraft`) gives its sparse rows, one lookup each."""
+    if hasattr(draft, "row_of"):
+        return lambda paths: [draft.row_of(ids + list(p), temperature or 1.0) for p in paths]
     return lambda paths: draft.next_token_probs([ids + list(p) for p in paths], temperature or 1.0)
 
 
 class _Candidates:
     """A node's children in the order the draft proposes them: its likeliest ids (T = 0, ties to the lower id)
-    or draws without replacement (T > 0)."""
+    or draws without replacement (T > 0), from a dense row or a row with `entries()` (a `topk.SparseRow`)."""
 
     def __init__(self, row, temperature, rng):
-        self.row, self.temperature, self.rng = row, temperature, rng
-        self.left = None if temperature == 0 else np.array(row, dtype=np.float64)
-        self.order = np.argsort(-np.asarray(row), kind="stable") if temperature == 0 else None
-        self.given = 0
+        if hasattr(row, "entries"):
+            ids, probs = row.entries()                          # already likeliest first
+        else:
+            dense = np.asarray(row, dtype=np.float64)
+            ids = np.flatnonzero(dense > 0)
+            probs = dense[ids]
+            if temperature == 0:
+                order = np.argsort(-probs, kind="stable")
+                ids, probs = ids[order], probs[order]
+        keep = probs > 0
+        self.ids, self.probs = ids[keep].tolist(), probs[keep].astype(np.float64).tolist()
+        self.mass = sum(self.probs)
+        self.temperature, self.rng, self.given = temperature, rng, 0
 
     def next(self):
         """(the next candidate, its q) or None when the row has no mass left."""
+        if not self.ids:
+            return None
         if self.temperature == 0:
-            if self.given >= len(self.order) or self.row[self.order[self.given]] <= 0:
-                return None
-            x = int(self.order[self.given])
-        else:
-            if not self.left.any():
-                return None
-            x = sample_index(self.left, self.rng)
-            self.left[x] = 0.0
+            j = 0
+        else:                                                   # inverse CDF over what is left
+            u, j = self.rng.random() * sum(self.probs), 0
+            while j < len(self.probs) - 1 and u >= self.probs[j]:
+                u -= self.probs[j]
+                j += 1
         self.given += 1
-        return x, float(self.row[x])
+        return self.ids.pop(j), self.probs.pop(j)
 
 
 def full_tree(draft, ids, depth, width, temperature, rng):
@@ -117,7 +128,8 @@ def threshold_tree(rows, threshold, depth, width, temperature, rng):
         contexts += len(wanted)
         frontier = []
         for (node, path, score), q in zip(wanted, level):
-            kids, mass, added = _Candidates(q, temperature, rng), float(np.sum(q)), 0
+            kids, added = _Candidates(q, temperature, rng), 0
+            mass = kids.mass
             while added < width:
                 if temperature > 0 and score * mass < threshold:    # decided before the draw
                     break
