@@ -90,7 +90,7 @@ cache's length does not move, so the tree's keys and values are not kept: the
 next call overwrites them. The chain positions the cache lacks (after a tree
 step, the accepted path and the correction) join that same pass.
 
-Two drafts read the target's own computation (`specdec.models.drafts`):
+Two drafts read the target's own computation (`heads.py`, `early_exit.py`):
 `keep_features = True` stores each position's final hidden state (the input of
 the head, after the final LayerNorm) beside its logits, for heads that predict
 further tokens from it (`features`); `partial_probs(ids, layers)` runs only the
@@ -292,14 +292,16 @@ def _blocks(params, layers, lo, hi, x, k_cache, v_cache, first, bias, h, fill=No
         q, k, v = qkv.reshape(rows, 3, h, hd).transpose(1, 2, 0, 3)      # 3 x [h, rows, hd]
         k_cache[i, :, first:first + n] = k[:, :n]
         v_cache[i, :, first:first + n] = v[:, :n]
-        a = _attend(q[:, :n], k_cache[i, :, :first + n], v_cache[i, :, :first + n], bias)   # [h, n, hd]
+        # one row sees every slot up to its own: its bias row is all zeros, and adding it is a wasted call
+        a = _attend(q[:, :n], k_cache[i, :, :first + n], v_cache[i, :, :first + n], bias if n > 1 else None)
         if nf:
             fk[i, :, ff:ff + nf] = k[:, n:]
             fv[i, :, ff:ff + nf] = v[:, n:]
             if i == len(layers) - 1:                                       # the last block: keys and values were
                 x, nf, rows = x[:n], 0, n                                  # all the fill rows needed
             else:
-                a = np.concatenate([a, _attend(q[:, n:], fk[i, :, :ff + nf], fv[i, :, :ff + nf], f_bias)], 1)
+                a = np.concatenate([a, _attend(q[:, n:], fk[i, :, :ff + nf], fv[i, :, :ff + nf],
+                                               f_bias if nf > 1 else None)], 1)
         x = x + _mm(a.transpose(1, 0, 2).reshape(rows, d), w_proj)
         x += b_proj
         u = _mm(x, w_fc)
@@ -551,7 +553,7 @@ class TransformerModel:
         n = c - m
         if tree is None:
             tokens, positions = new, np.arange(m + resume, c)
-            bias = self._causal[m:c, :c] if n > 1 else None                    # [n, c] a view
+            bias = self._causal[m:c, :c]                                       # [n, c] a view
         else:
             parents, node_tokens, depth, ancestors = tree
             tokens = np.concatenate([new, node_tokens])
@@ -723,7 +725,7 @@ class TransformerModel:
             if len(want) > w.k.shape[2]:
                 self._grow(w, len(want))
             extra = Pass(stop=blocks)
-            bias = self._causal[known:len(want), :len(want)] if len(new) > 1 else None
+            bias = self._causal[known:len(want), :len(want)]
             w.exit_logits[known:len(want)] = forward(self.folded, self.folded_layers, new,
                                                      np.arange(known, len(want)), w.k, w.v, known, bias,
                                                      self.n_head, extra)
