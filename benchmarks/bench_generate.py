@@ -36,7 +36,20 @@ theory with that r. At T > 0 the draft step is also timed sampled against
 greedy on the same contexts (the contexts sampling visits miss the n-gram's
 longest contexts more often than greedy text does, and a miss costs more).
 
+Every chain rule also runs with gamma="auto" (`specdec.generation.adaptive`: each step's gamma chosen from
+alpha and the call costs the generation measures as it runs), on prompts of its own.
+
+`--drafts` adds where the drafts come from (lesson 13), greedy and at --temperature, on the same prompts,
+each kind on a fresh draft: prompt lookup (chain), the Medusa heads on the target's hidden states (chain and
+threshold tree), an early exit through the target's first 3 blocks (chain, sharing the KV cache), and the
+n-gram's threshold tree; the n-gram's chain is the token rule and greedy above. For each: alpha, c (the draft's
+CPU time per drafted id over a one-position call, both timed in the runs), r in situ, tokens per call, the
+speedup, and theory(c, r). `--contexts` times the token rule at T = --temperature, gamma 5, on prompts of 32
+characters and of 300 (past the 256-character window: the rows come from later windows, and the next window's
+cache is filled as the text goes), interleaved.
+
     python benchmarks/bench_generate.py [--quick] [--rules greedy,token,block,typical,tree] [--width 2]
+                                        [--drafts] [--contexts]
 """
 
 import argparse
@@ -52,11 +65,16 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from specdec.generation.decode import autoregressive_generate  # noqa: E402
+from specdec.generation.decode import autoregressive_generate, speculative_generate  # noqa: E402
 from specdec.generation.measure import (TimedTarget, call_costs, compare, fresh_prompts,  # noqa: E402
-                                        predicted_speedup, ratio_difference_ci, sampled_step_ratio,
+                                        predicted_speedup, ratio_ci, ratio_difference_ci, sampled_step_ratio,
                                         visited_contexts)
+from specdec.generation.race import TimedDraft  # noqa: E402
+from specdec.generation.trees import ThresholdTreeDraft  # noqa: E402
 from specdec.models import load_pretrained  # noqa: E402
+from specdec.models.early_exit import EarlyExitDraft  # noqa: E402
+from specdec.models.heads import HeadsDraft, load_heads  # noqa: E402
+from specdec.models.lookup import PromptLookupDraft  # noqa: E402
 from specdec.models.data import pydoc_text  # noqa: E402
 from specdec.theory import expected_tokens_per_step  # noqa: E402
 
@@ -79,9 +97,10 @@ def tree_nodes(width, depth):
 
 
 def settings(rule, gammas, width):
-    """The gammas a rule runs at; for a tree, the depths whose nodes a chain of these gammas also scores."""
+    """The gammas a rule runs at ("auto" too for a chain); for a tree, the depths whose nodes a chain of these
+    gammas also scores."""
     if rule != "tree":
-        return gammas
+        return gammas + ["auto"]
     return [d for d in range(1, max(gammas) + 1) if tree_nodes(width, d) in gammas]
 
 
@@ -122,6 +141,8 @@ def rule_table(rule, temperature, cold, warm, cost, width, situ):
         s, w, hot = (x.total_speedup(clock) for x, clock in ((res, "cpu"), (res, "wall"), (warm[g], "cpu")))
         pos = sum(res.positions) / sum(res.calls)
         n = tree_nodes(width, g) if tree else g
+        if g == "auto":                 # theory at the mean gamma drafted (drafts per call)
+            n = g = max(1, min(max(r), round(sum(res.drafts) / sum(res.calls))))
         rs = r_situ.get(n, float("nan"))
         if tree:   # measured tokens per call over the call's cost: r at its nodes, c per draft context
             per_call = c * sum(res.drafts) / sum(res.calls)
@@ -129,12 +150,95 @@ def rule_table(rule, temperature, cold, warm, cost, width, situ):
         else:
             theory, expected = predicted_speedup(a[0], g, c, r[g]), f"{expected_tokens_per_step(a[0], g):.2f}"
             situ_theory = predicted_speedup(a[0], g, c, rs)
-        print(f"{g:>5} {pos:>8.2f} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {expected:>8} {ci(*s) + 'x':>17} "
+        print(f"{str(res.gamma):>5} {pos:>8.2f} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {expected:>8} {ci(*s) + 'x':>17} "
               f"{ci(*w) + 'x':>17} {theory:>10.2f}x {s[0] / theory:>9.2f}x {rs:>9.2f} {s[0] / situ_theory:>15.2f}x "
               f"{hot[0]:>8.2f}x")
         label = f"width {width} depth {g}" if tree else f"gamma {g}"
-        out[g] = label, pos, e, s, w, hot[0]
+        key = g if res.gamma != "auto" else "auto"
+        if key == "auto":
+            label = f"auto (mean {sum(res.drafts) / sum(res.calls):.1f})"
+        out[key] = label, pos, e, s, w, hot[0]
     print()
+    return out
+
+
+DRAFT_KINDS = {   # name: (what it is, make(target, load_models), verify, settings (gamma, or a tree's depth))
+    "lookup": ("prompt lookup, the longest earlier match of 2..8 ids (chain)",
+               lambda target, load: PromptLookupDraft(target.V), "chain", [2, 4, 8]),
+    "heads": ("4 Medusa heads on the target's hidden state (chain)",
+              lambda target, load: HeadsDraft(target, load_heads()), "chain", [1, 2, 3, 4]),
+    "heads tree": ("the heads' threshold tree, paths >= 0.1, width 3",
+                   lambda target, load: HeadsDraft(target, load_heads(), 0.1), "tree", [4]),
+    "early exit": ("the target's first 3 of 4 blocks, its final LayerNorm and head (chain, shared KV cache)",
+                   lambda target, load: EarlyExitDraft(target, 3), "chain", [1, 2, 3, 4]),
+    "n-gram tree": ("the n-gram's threshold tree, paths >= 0.1, width 2",
+                    lambda target, load: ThresholdTreeDraft(load()[0], 0.1), "tree", [8]),
+}
+
+
+def draft_kind_tables(target, load_models, by_gamma, per_gamma, warmup, temps, tokens, seed, quick):
+    """Each draft kind at each temperature: {(kind, T): [(setting label, alpha, tok/call, c, r, speedup, theory)]}."""
+    out = {}
+    inner = target
+    for kind, (what, make, shape, gammas) in DRAFT_KINDS.items():
+        for t in temps:
+            rule = ("tree" if shape == "tree" else "token") if t > 0 else ("tree" if shape == "tree" else "greedy")
+            kw = {"verify": rule, "width": (3 if kind == "heads tree" else 2) if shape == "tree" else None}
+            keys = list(by_gamma)[:len(gammas)]                # a setting's prompts: those of a chain gamma
+            prompts = [by_gamma[k][i] for i in range(per_gamma) for k in keys]
+            draft = TimedDraft(make(inner, load_models))
+            compare(draft, target, warmup[:2], gammas[:1], tokens, t, **kw)          # untimed: code paths
+            situ = TimedTarget(target)
+            rows = []
+            for g in gammas:                                   # one setting at a time: its own c
+                draft.seconds, draft.drafted = 0.0, 0
+                sub = prompts[gammas.index(g)::len(gammas)]
+                res = compare(draft, situ, sub, [g], tokens, t, seed=seed, **kw)[g]
+                one = situ.cost(1)
+                c = draft.seconds / max(draft.drafted, 1) / one
+                per_call = sum(res.positions) / sum(res.calls)
+                n = int(round(per_call))
+                r = situ.cost(n) / one if n in situ.seconds else float("nan")
+                a, e, sp = res.alpha(), res.tokens_per_call(), res.total_speedup("cpu")
+                drafted = draft.drafted / sum(res.calls)       # ids (nodes) drafted per call
+                theory = (expected_tokens_per_step(a[0], g) if shape == "chain" else e[0]) / (r + drafted * c)
+                label = (f"gamma {g}" if shape == "chain" else f"depth {g}") + f" ({per_call:.1f} pos)"
+                rows.append((label, a, e, c, r, sp, theory))
+            out[kind, t] = rows
+            print(f"{kind} (T = {t:g}, {rule}): {what}")
+            header = (f"{'setting':>18} {'alpha':>19} {'tok/call':>17} {'c':>7} {'r(situ)':>7} {'cold, CPU':>17} "
+                      f"{'theory(c,r)':>11} {'CPU/theory':>10}")
+            print(header + "\n" + "-" * len(header))
+            for label, a, e, c, r, sp, theory in rows:
+                print(f"{label:>18} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {c:>7.4f} {r:>7.2f} {ci(*sp) + 'x':>17} "
+                      f"{theory:>10.2f}x {sp[0] / theory:>9.2f}x")
+            print()
+    return out
+
+
+def context_table(load_models, target, short, long, warmup, temperature, tokens, seed, gamma=5):
+    """The token rule at gamma 5 on short and long prompts, interleaved, each side from a fresh cache whose prompt
+    is computed untimed (the prompt's first call costs both sides alike and is not the window's doing): {name:
+    (plain CPU seconds per prompt, speculative, tokens per call pairs)}."""
+    draft = load_models()[0]
+    compare(draft, target, warmup[:2], [gamma], tokens, temperature)
+    out = {name: ([], [], [], []) for name in ("short", "long")}
+    for i in range(min(len(short), len(long))):
+        for name, pool in (("short", short), ("long", long))[::1 if i % 2 == 0 else -1]:
+            prompt, (plain, spec, toks, calls) = pool[i], out[name]
+            for side in ("plain", "spec")[::1 if (i // 2) % 2 == 0 else -1]:
+                target.reset()
+                target.probs_for_positions(prompt, len(prompt))           # untimed: the prompt
+                rng = np.random.default_rng([seed, i])
+                t0 = time.process_time()
+                if side == "plain":
+                    autoregressive_generate(target, prompt, tokens, temperature, rng)
+                    plain.append(time.process_time() - t0)
+                else:
+                    res = speculative_generate(draft, target, prompt, tokens, gamma, temperature, rng)
+                    spec.append(time.process_time() - t0)
+                    toks.append(len(res.tokens))
+                    calls.append(res.target_calls)
     return out
 
 
@@ -156,6 +260,9 @@ def main(argv=None):
                         help="the target model (the MLP's calls cost ~15 us, the transformer's ~0.8 ms)")
     parser.add_argument("--models", default=None, metavar="DIR",
                         help="a folder with draft_ngram.npz and the target's weights instead of the shipped ones")
+    parser.add_argument("--drafts", action="store_true", help="also each kind of draft (lesson 13): lookup, heads, "
+                                                               "early exit, the n-gram's threshold tree")
+    parser.add_argument("--contexts", action="store_true", help="also the token rule on prompts past the window")
     args = parser.parse_args(argv)
     rules = [m.strip() for m in args.rules.split(",")]
     if any(m not in RULES for m in rules) or len(set(rules)) < len(rules):
@@ -183,10 +290,11 @@ def main(argv=None):
     held_out = int(len(text) * 0.95)      # the text after this was never used to train either model
     # Disjoint fresh prompts: held-out text for c and r (per temperature) and for the timed runs, training text
     # for the warm-up. Prompt k of gamma g is timed[k * len(gammas) + j], j the place of g (as compare assigns them).
-    held = [encode(p) for p in fresh_prompts(text, COST * len(temps) + per_gamma * len(gammas), 32, seed=args.seed,
+    slots = gammas + ["auto"]
+    held = [encode(p) for p in fresh_prompts(text, COST * len(temps) + per_gamma * len(slots), 32, seed=args.seed,
                                              start=held_out)]
     cost_prompts, timed = held[:COST * len(temps)], held[COST * len(temps):]
-    by_gamma = {g: timed[j::len(gammas)] for j, g in enumerate(gammas)}
+    by_gamma = {g: timed[j::len(slots)] for j, g in enumerate(slots)}
     warmup = [encode(p) for p in fresh_prompts(text, WARMUP, 32, seed=args.seed, stop=held_out)]
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start; "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; target {args.target}; models loaded in "
@@ -253,6 +361,41 @@ def main(argv=None):
             cl, _, ce, cs, _, _ = results["token"][n]
             print(f"{n + 1:>9} {tl:>16} {ci(*te):>17} {ci(*ts) + 'x':>17} {cl:>8} {ci(*ce):>17} {ci(*cs) + 'x':>17} "
                   f"{ci(*paired(runs['token'][n], runs['tree'][d]), '{:+.3f}'):>25}")
+    if args.drafts:
+        print("\nwhere the drafts come from (the same prompts, each kind on a fresh draft; c and r timed in the runs):")
+        kinds = draft_kind_tables(target, load_models, by_gamma, per_gamma, warmup, temps, args.tokens, args.seed,
+                                  args.quick)
+        print("each draft kind at its best setting by cold CPU speedup, beside the n-gram's chain at its best gamma:")
+        header = f"{'draft':<12} {'T':>3} {'setting':>18} {'alpha':>19} {'tok/call':>17} {'c':>7} {'cold, CPU':>17}"
+        print(header + "\n" + "-" * len(header))
+        for t in temps:
+            chain = results.get("greedy" if t == 0 else "token")
+            if chain:
+                label, _, e, sp, _, _ = max(chain.values(), key=lambda row: row[3][0])
+                print(f"{'n-gram':<12} {t:>3g} {label:>18} {'(above)':>19} {ci(*e):>17} {'':>7} {ci(*sp) + 'x':>17}")
+            for kind in DRAFT_KINDS:
+                label, a, e, c, _, sp, _ = max(kinds[kind, t], key=lambda row: row[5][0])
+                print(f"{kind:<12} {t:>3g} {label:>18} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {c:>7.4f} "
+                      f"{ci(*sp) + 'x':>17}")
+    if args.contexts:
+        n = 12 if args.quick else 24
+        long = [encode(p) for p in fresh_prompts(text, n, 300, seed=args.seed + 2, start=held_out)]
+        short = [p[-32:] for p in long]          # the same text's last 32 characters: the same continuation's task
+        ctx = context_table(load_models, target, short, long, warmup, args.temperature, args.tokens, args.seed)
+        print(f"\ncontext length: the token rule at T = {args.temperature:g}, gamma 5, {n} prompts each, interleaved; "
+              f"prompts of 300 characters (past the 256-character window:\n"
+              f"rows from later windows) and their last 32 (rows in the first window); each side from a fresh cache, "
+              f"the prompt computed untimed")
+        for name in ("short", "long"):
+            plain, spec, toks, calls = ctx[name]
+            print(f"  {name:>5}: plain {n * args.tokens / sum(plain):7.0f} tok/s, speculative "
+                  f"{n * args.tokens / sum(spec):7.0f} tok/s (CPU); speedup {ci(*ratio_ci(plain, spec))}x, "
+                  f"tok/call {ci(*ratio_ci(toks, calls))}")
+        (pl, sl, _, _), (ps, ss, _, _) = ctx["long"], ctx["short"]
+        est, lo, hi = ratio_difference_ci(ps, ss, pl, sl)   # speedup long - short, paired by round (same moment)
+        base = sum(ps) / sum(ss)
+        print(f"  speedup long - short: {est:+.3f} [{lo:+.3f}, {hi:+.3f}] (95% bootstrap), "
+              f"{est / base:+.1%} of the short speedup [{lo / base:+.1%}, {hi / base:+.1%}]")
     load = os.getloadavg()
     print(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")

@@ -3,8 +3,13 @@
     python -m specdec generate --prompt "The " --gamma 4 --compare
 
 `--verify` picks the verification rule (`specdec.generation.decode`): token (the default),
-block, greedy (temperature 0 only), typical (Medusa's; not lossless) or tree
-(`--width` children per node, `--gamma` levels deep).
+block, greedy (temperature 0 only), typical (Medusa's; not lossless), tree
+(`--width` children per node, `--gamma` levels deep) or typical_tree (Medusa's rule on
+that tree; not lossless). `--gamma auto` chooses each step's gamma from alpha and the
+costs the generation measures as it runs (`specdec.generation.adaptive`). `--draft`
+picks where the drafts come from (lesson 13): the distilled n-gram (the default),
+prompt lookup, the Medusa heads on the target's hidden states, or an early exit
+through the target's first 3 blocks.
 
 Accepted draft tokens are shown in green and the target's corrections or
 bonus tokens in red, underlined, when stdout is a terminal (and NO_COLOR is not set);
@@ -31,7 +36,10 @@ GREEN, RED, RESET = "\033[32m", "\033[31;4m", "\033[0m"   # target tokens: red a
 # The untimed warm-up runs on this text, never on the user's prompt (no row of it gets cached).
 WARMUP_PROMPT = "Assignment statements are used to (re)bind names to values"
 EXAMPLE = 'example:\n  python -m specdec generate --prompt "The assert statement " --gamma 4 --compare'
-RULES = ("token", "block", "greedy", "typical", "tree")   # speculative_generate's verify= choices
+RULES = ("token", "block", "greedy", "typical", "tree", "typical_tree")   # speculative_generate's verify= choices
+TREE_RULES = ("tree", "typical_tree")
+DRAFTS = ("ngram", "lookup", "heads", "early-exit")   # where the drafts come from (make_draft)
+EARLY_EXIT_BLOCKS = 3       # --draft early-exit: the target's first 3 of 4 blocks
 TREE_WIDTH = 2              # --width when not given (speculative_generate's default too)
 MAX_TREE_NODES = 1024       # width + width^2 + ... + width^gamma: a tree's nodes per target call
 TARGETS = ("transformer", "mlp")   # models.load_pretrained's target= choices
@@ -50,23 +58,51 @@ def render(text_of, tokens, from_draft, colour):
     return "".join(out)
 
 
+def gamma_value(text):
+    """--gamma's type: an int, or the word auto."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid gamma: {text!r} (an int >= 0, or auto)") from None
+
+
+def make_draft(name, ngram, target):
+    """The draft --draft names, over the loaded n-gram and target."""
+    if name == "ngram":
+        return ngram
+    if name == "lookup":
+        from .models.lookup import PromptLookupDraft
+        return PromptLookupDraft(target.V)
+    if name == "heads":
+        from .models.heads import HeadsDraft, load_heads
+        return HeadsDraft(target, load_heads())
+    from .models.early_exit import EarlyExitDraft
+    return EarlyExitDraft(target, EARLY_EXIT_BLOCKS)
+
+
 def generate(args):
     from .generation.decode import autoregressive_generate, speculative_generate
+    from .generation.measure import fresh_cache
     from .models import load_pretrained
     from .theory import expected_tokens_per_step
 
-    draft, target = load_pretrained(target=args.target)
+    ngram, target = load_pretrained(target=args.target)
+    draft = make_draft(args.draft, ngram, target)
     prompt = target.encode(args.prompt)
     run = (args.max_new_tokens, args.gamma, args.temperature, args.seed)
     width = TREE_WIDTH if args.width is None else args.width    # passed on, so the width shown is the one used
-    rule = {"verify": args.verify, "width": width} if args.verify == "tree" else {"verify": args.verify}
+    rule = {"verify": args.verify, "width": width} if args.verify in TREE_RULES else {"verify": args.verify}
     if args.compare:   # untimed: first allocations and code paths, on other text
         warm = target.encode(WARMUP_PROMPT)
         speculative_generate(draft, target, warm, min(args.max_new_tokens, 50), *run[1:], **rule)
         autoregressive_generate(target, warm, min(args.max_new_tokens, 50), args.temperature, args.seed)
+        fresh_cache(target)
         t0, c0 = time.perf_counter(), time.process_time()
         plain = autoregressive_generate(target, prompt, args.max_new_tokens, args.temperature, args.seed)
         t_plain, c_plain = time.perf_counter() - t0, time.process_time() - c0
+        fresh_cache(target)                      # the speculative side must not find plain's cache of the prompt
     t0, c0 = time.perf_counter(), time.process_time()
     res = speculative_generate(draft, target, prompt, *run, **rule)
     t_spec, c_spec = time.perf_counter() - t0, time.process_time() - c0
@@ -77,15 +113,22 @@ def generate(args):
     legend = f"{GREEN}accepted draft{RESET}, {RED}target correction/bonus{RESET}" if colour else \
         "plain = accepted draft, [x] = target correction/bonus"
     print(f"legend: {legend}")
-    shape = f"width {width}, gamma {args.gamma} (the tree's depth)" if args.verify == "tree" else \
-        f"gamma {args.gamma}"
-    print(f"verify {args.verify}, {shape}, temperature {args.temperature:g}: {len(res.tokens)} tokens, "
-          f"{res.target_calls} target calls, {res.draft_calls} draft calls")
-    if math.isnan(res.alpha):
-        print("measured alpha: none (no draft was tested: gamma 0 or no tokens)")
+    if args.verify in TREE_RULES:
+        shape = f"width {width}, gamma {args.gamma} (the tree's depth)"
+    elif args.gamma == "auto":
+        used = sorted(res.drafted)
+        shape = "gamma auto" + (f" (chosen per step: median {used[len(used) // 2]}, {used[0]} to {used[-1]})"
+                                if used else "")
     else:
+        shape = f"gamma {args.gamma}"
+    print(f"verify {args.verify}, draft {args.draft}, {shape}, temperature {args.temperature:g}: {len(res.tokens)} "
+          f"tokens, {res.target_calls} target calls, {res.draft_calls} draft calls")
+    if math.isnan(res.alpha):
+        print("measured alpha: none (no draft was tested: gamma 0, no match found or no tokens)")
+    else:   # theory at each call's own draft length (a lookup or an auto step may draft fewer than gamma)
+        theory = sum(expected_tokens_per_step(res.alpha, d) for d in res.drafted) / len(res.drafted)
         print(f"measured alpha {res.alpha:.3f}; tokens per target call {res.tokens_per_call:.3f} "
-              f"(theory at measured alpha: {expected_tokens_per_step(res.alpha, args.gamma):.3f})")
+              f"(theory at measured alpha: {theory:.3f})")
     if args.compare:
         print("timing, cold (this prompt is new to the process; one run each after a warm-up on other text):")
         print(f"  {'':<13}{'wall clock':>13} {'CPU time':>13}")
@@ -122,17 +165,22 @@ def parser():
                                    "which tokens the draft proposed and the target accepted.",
                        epilog=EXAMPLE, formatter_class=_Formatter)
     g.add_argument("--prompt", metavar="TEXT", default="The ", help="text to continue (default: %(default)r)")
-    g.add_argument("--gamma", metavar="G", type=int, default=4,
-                   help="draft length: tokens the draft proposes per target call (K in the graded problem)")
+    g.add_argument("--gamma", metavar="G", type=gamma_value, default=4,
+                   help="draft length: tokens the draft proposes per target call (K in the graded problem), "
+                        "or auto: chosen per step from alpha and the call costs measured as it runs")
     g.add_argument("--temperature", metavar="T", type=float, default=0.0,
                    help="sampling temperature; 0 = greedy (the output then equals the target's greedy text)")
     g.add_argument("--max-new-tokens", metavar="N", type=int, default=200, help="tokens to generate")
     g.add_argument("--seed", metavar="S", type=int, default=0, help="random seed for sampling (temperature > 0)")
     g.add_argument("--verify", choices=RULES, default="token",
-                   help="verification rule; greedy needs temperature 0, typical is not lossless, tree drafts "
-                        "--width children per node, --gamma levels deep")
+                   help="verification rule; greedy needs temperature 0, typical and typical_tree are not "
+                        "lossless, tree and typical_tree draft --width children per node, --gamma levels deep")
     g.add_argument("--width", metavar="W", type=int, default=None,
-                   help=f"children per node of the draft tree; only with --verify tree (default: {TREE_WIDTH})")
+                   help=f"children per node of the draft tree; only with --verify tree or typical_tree "
+                        f"(default: {TREE_WIDTH})")
+    g.add_argument("--draft", choices=DRAFTS, default="ngram",
+                   help="where the drafts come from: the distilled n-gram, prompt lookup, Medusa heads on the "
+                        "target's hidden states, or an early exit (heads and early-exit need the transformer)")
     g.add_argument("--target", choices=TARGETS, default="transformer",
                    help="the target model: the transformer with its KV cache, or the small MLP")
     g.add_argument("--compare", action="store_true",
@@ -142,21 +190,28 @@ def parser():
 
 def check(args, g):
     """Range checks argparse's types cannot make; g.error prints g's usage and one line, exit 2."""
-    for name in ("gamma", "max_new_tokens", "seed"):
+    numbers = [name for name in ("gamma", "max_new_tokens", "seed") if getattr(args, name) != "auto"]
+    for name in numbers:
         if getattr(args, name) < 0:
             g.error(f"--{name.replace('_', '-')} is {getattr(args, name)}, it must be >= 0")
     # Subtle: refused here, not after a long run: the report's theory line takes gamma <= MAX_GAMMA, and
     # a huge --max-new-tokens would generate for hours before printing anything.
     for name, most in (("gamma", MAX_GAMMA), ("max_new_tokens", MAX_NEW_TOKENS)):
-        if getattr(args, name) > most:
+        if name in numbers and getattr(args, name) > most:
             g.error(f"--{name.replace('_', '-')} is {shown(getattr(args, name))}, it must be at most {most}")
     if not 0 <= args.temperature < math.inf:      # also refuses nan
         g.error(f"--temperature is {args.temperature}, it must be a finite number >= 0")
     if args.verify == "greedy" and args.temperature != 0:
         g.error(f"--verify greedy decodes at temperature 0, got --temperature {args.temperature:g}")
-    if args.width is not None and args.verify != "tree":
+    if args.width is not None and args.verify not in TREE_RULES:
         g.error(f"--width is an option of --verify tree, not of --verify {args.verify}")
-    if args.verify == "tree":
+    if args.gamma == "auto" and args.verify in TREE_RULES:
+        g.error(f"--gamma auto chooses a chain's length; --verify {args.verify} needs the tree's depth")
+    if args.draft in ("heads", "early-exit") and args.target != "transformer":
+        g.error(f"--draft {args.draft} reads the transformer's own computation: it needs --target transformer")
+    if args.draft == "lookup" and args.verify in TREE_RULES:
+        g.error(f"--draft lookup proposes one chain: it cannot draft a tree for --verify {args.verify}")
+    if args.verify in TREE_RULES:
         width = TREE_WIDTH if args.width is None else args.width
         if width < 1:
             g.error(f"--width is {width}, it must be >= 1")

@@ -70,6 +70,7 @@ SLOW_NOTEBOOKS = {
     "notebooks/10_block_verification.ipynb",
     "notebooks/11_many_drafts_and_trees.ipynb",
     "notebooks/12_batched_verification.ipynb",
+    "notebooks/13_where_drafts_come_from.ipynb",
     "exercises/ex04_sampler/ex04_sampler.ipynb",
     "exercises/ex06_block/ex06_block.ipynb",
 }

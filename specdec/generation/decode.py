@@ -15,6 +15,8 @@ The rule is `verify=` (the rules themselves live in `rules.py` and `multidraft.p
                (`probs_for_tree`) and each level is verified by recursive rejection
     "typical"  Medusa's typical acceptance (eps, delta), greedy corrections: NOT lossless
     "greedy"   temperature 0 only: accept while the draft is argmax p
+    "typical_tree"  a draft tree (as "tree"), each root-to-leaf path judged by "typical" and the path that
+               keeps the most drafts kept (Medusa's rule on its trees): NOT lossless
 
 At temperature T > 0, p and q are BOTH tempered (vLLM #9834 tempered only one), and
 "token", "block" and "tree" emit text distributed exactly as the target's own
@@ -30,22 +32,33 @@ q (or, for trees, the top `width` ids of q).
     >>> res.tokens == autoregressive_generate(target, prompt, 20), len(res.tokens)
     (True, 20)
 
+Where the drafts come from (lesson 13). A `Draft` proposes one token at a time. A draft
+that proposes a whole step at once has `chain(ids, gamma, temperature, rng)` (a chain of at
+most gamma ids and the rows they were drawn from: prompt lookup, which may find none, and
+heads on the target's features) or `tree(ids, depth, width, temperature, rng)` (a tree of
+its own shape, `trees.py`); the loop asks it for that instead. `gamma="auto"` chooses each
+step's gamma from alpha and the costs measured so far in the generation (`adaptive.py`).
+
 The models must have the interface written down in `interface.py` (`Draft`, `Target`;
 checked at the door); `RowDraft` gives it to a model that can only return rows. The
 rules run on NumPy rows through `numpy_rows.NumpyRows`.
 """
 
 import numbers
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import multidraft, rules
 from .._checks import check_nonnegative, check_sequence, shown, to_float
-from .interface import Draft, Target, check_model
+from .adaptive import GammaChooser
+from .interface import Target, check_draft, check_model
 from .rows import NumpyRows, sample_index
+from .trees import full_tree
 
-RULES = ("token", "block", "tree", "typical", "greedy")
+RULES = ("token", "block", "tree", "typical", "greedy", "typical_tree")
+TREE_RULES = ("tree", "typical_tree")
 
 
 @dataclass
@@ -77,9 +90,12 @@ class SpeculativeResult:
 
 
 def _check(prompt_ids, max_new_tokens, temperature, vocab_size, gamma=1):
+    if gamma == "auto":
+        gamma = 1
     for name, v, low in (("max_new_tokens", max_new_tokens, 0), ("gamma", gamma, 0)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+            also = ' or "auto"' if name == "gamma" else ""
+            raise TypeError(f"{name} must be an int{also}, got {type(v).__name__}")
         if v < low:
             raise ValueError(f"{name} is {v}, it must be >= {low}")
         to_float(v, name)  # an int too large for a float (10 ** 400) is a ValueError naming it, not a hang
@@ -93,22 +109,25 @@ def _check(prompt_ids, max_new_tokens, temperature, vocab_size, gamma=1):
     return [int(t) for t in ids]
 
 
-def _check_rule(draft, target, verify, temperature, width, eps, delta):
+def _check_rule(draft, target, verify, temperature, width, eps, delta, gamma):
     """(width, eps, delta) with defaults, after checking the rule, its options and the models."""
     if verify not in RULES:
         raise ValueError(f"verify is {verify!r}; choose one of {', '.join(map(repr, RULES))}")
     if verify == "greedy" and temperature != 0:
         raise ValueError(f"verify='greedy' decodes at temperature 0, got temperature {temperature}")
-    for name, value, rule in (("width", width, "tree"), ("eps", eps, "typical"), ("delta", delta, "typical")):
-        if value is not None and verify != rule:
-            raise ValueError(f"{name} is an option of verify={rule!r}, not of verify={verify!r}")
+    if gamma == "auto" and verify in TREE_RULES:
+        raise ValueError(f"gamma='auto' chooses a chain's length; verify={verify!r} drafts a tree: give its depth")
+    for name, value, rules_of in (("width", width, TREE_RULES), ("eps", eps, ("typical", "typical_tree")),
+                                  ("delta", delta, ("typical", "typical_tree"))):
+        if value is not None and verify not in rules_of:
+            raise ValueError(f"{name} is an option of verify={rules_of[0]!r}, not of verify={verify!r}")
     if width is not None:
         if isinstance(width, bool) or not isinstance(width, numbers.Integral):
             raise TypeError(f"width must be an int >= 1, got {type(width).__name__} {width!r}")
         if width < 1:
             raise ValueError(f"width must be an int >= 1, got {shown(width)}")
         to_float(width, "width")
-    check_model(draft, Draft, "draft")
+    check_draft(draft, "tree" if verify in TREE_RULES else "chain")
     check_model(target, Target, "target")
     if draft.V != target.V:
         raise ValueError(f"the draft has {draft.V} ids but the target has {target.V}: they must share a vocabulary")
@@ -142,35 +161,71 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens, temperature=0.0,
     return ids[start:]
 
 
-def _tree_step(draft, target, ids, depth, width, temperature, rng):
-    """Draft a tree, score it in one target call, verify it: (kept ids, next id, nodes, draft rows)."""
-    tokens, parents, q_rows, paths, frontier, contexts = [], [], [None], {-1: []}, [-1], 0
-    for _ in range(depth):
-        contexts += len(frontier)
-        level = draft.next_token_probs([ids + paths[f] for f in frontier], temperature or 1.0)   # [len(frontier), V]
-        new = []
-        for f, q in zip(frontier, level):
-            q_rows[f + 1] = q
-            if temperature == 0:
-                kids = np.argsort(-q, kind="stable")[:width].tolist()   # the top `width` ids, ties to the lower
-            else:                                                       # `width` draws without replacement
-                left, kids = np.array(q, dtype=np.float64), []
-                for _ in range(min(width, np.count_nonzero(q))):
-                    kids.append(sample_index(left, rng))
-                    left[kids[-1]] = 0.0
-            for x in kids:
-                tokens.append(x)
-                parents.append(f)
-                q_rows.append(None)
-                paths[len(tokens) - 1] = paths[f] + [x]
-                new.append(len(tokens) - 1)
-        frontier = new
+def _tree_step(draft, target, ids, depth, width, temperature, rng, verify, eps, delta):
+    """Draft a tree, score it in one target call, verify it: (kept ids, next id, nodes, draft contexts, depth)."""
+    maker = getattr(draft, "tree", None)
+    if maker is not None:                   # a draft with a shape of its own (trees.py)
+        tokens, parents, q_rows, contexts = maker(ids, depth, width, temperature, rng)
+    else:
+        tokens, parents, q_rows, contexts = full_tree(draft, ids, depth, width, temperature, rng)
     p_rows = target.probs_for_tree(ids, parents, tokens, temperature or 1.0)   # [nodes + 1, V], ONE call
     if temperature == 0:
         path, y = multidraft.greedy_tree_rule(tokens, parents, p_rows.argmax(1).tolist())
+    elif verify == "typical_tree":
+        path, y = typical_tree_rule(tokens, parents, p_rows, eps, delta)
     else:
         path, y = multidraft.tree_rule(tokens, parents, q_rows, p_rows, rng, replace=False, rows=NumpyRows)
-    return [tokens[i] for i in path], y, len(tokens), contexts
+    return [tokens[i] for i in path], y, len(tokens), contexts, tree_depth(parents)
+
+
+def tree_depth(parents):
+    """The number of levels of a tree given by its parents (0 for no node)."""
+    depth = []
+    for parent in parents:
+        depth.append(1 if parent < 0 else depth[parent] + 1)
+    return max(depth, default=0)
+
+
+def typical_tree_rule(tokens, parents, p_rows, eps=rules.TYPICAL_EPS, delta=rules.TYPICAL_DELTA):
+    """Medusa's typical acceptance on a tree: (the kept nodes, root first; the next id). NOT lossless.
+
+    Each root-to-leaf path is judged by `rules.typical_rule` (the chain rule, unchanged) against the rows of
+    its own positions; the path that keeps the most drafts wins (ties: the earlier leaf, the likelier branch
+    of a tree built likeliest first), and the next id is that rule's greedy correction or bonus.
+    """
+    children = multidraft.children_by_row(parents)
+    best = ([], None)
+    for leaf in (i for i in range(len(tokens)) if not children[i + 1]):
+        path = [leaf]
+        while parents[path[-1]] >= 0:
+            path.append(parents[path[-1]])
+        path.reverse()
+        rows = [p_rows[0]] + [p_rows[i + 1] for i in path]
+        n, y = rules.typical_rule([tokens[i] for i in path], rows, eps, delta, NumpyRows)
+        if best[1] is None or n > len(best[0]):
+            best = (path[:n], y)
+    if best[1] is None:                      # no node: the target's own greedy token
+        return [], int(np.argmax(p_rows[0]))
+    return best
+
+
+def _chain(draft, ids, g, temperature, rng):
+    """A chain of at most g drafts after ids and the rows they were drawn from (None at T = 0, for a greedy draft)."""
+    maker = getattr(draft, "chain", None)
+    if maker is not None:                   # a draft that proposes a step at once (prompt lookup, heads)
+        tokens, q_rows = maker(ids, g, temperature, rng)
+        return list(tokens), q_rows
+    tokens, q_rows = [], []
+    context = list(ids)
+    if temperature == 0:  # greedy drafting needs only ids (the per-step Python work is a visible share of a step)
+        for _ in range(g):
+            context.append(draft.argmax_next(context))
+        return context[len(ids):], None
+    for _ in range(g):
+        x, q = draft.propose(context, temperature, rng)
+        context.append(x)
+        q_rows.append(q)
+    return context[len(ids):], q_rows
 
 
 def speculative_generate(draft, target, prompt_ids, max_new_tokens, gamma, temperature=0.0, rng=None, *,
@@ -178,37 +233,39 @@ def speculative_generate(draft, target, prompt_ids, max_new_tokens, gamma, tempe
     """max_new_tokens new ids, drafted by q in runs of gamma and verified by p; a SpeculativeResult.
 
     verify: "token", "block", "tree" (width children per node, default 2), "typical"
-    (eps, delta: Medusa's 0.09, 0.3 by default) or "greedy" (temperature 0).
-    rng: a numpy Generator or a seed; the same seed gives the same output.
+    (eps, delta: Medusa's 0.09, 0.3 by default), "greedy" (temperature 0) or "typical_tree".
+    gamma: the draft length (a tree's depth), or "auto" for a chain (`adaptive.GammaChooser`).
+    rng: a numpy Generator or a seed; the same seed gives the same output (with gamma="auto" at T > 0,
+    only with the same gammas: they follow the clock).
     """
     ids = _check(prompt_ids, max_new_tokens, temperature, target.V, gamma)
-    width, eps, delta = _check_rule(draft, target, verify, temperature, width, eps, delta)
+    width, eps, delta = _check_rule(draft, target, verify, temperature, width, eps, delta, gamma)
     greedy = temperature == 0
     rng = None if greedy else _rng(rng)
     t = temperature or 1.0
     start = len(ids)
     res = SpeculativeResult([], [], [], [], 0, 0)
+    chooser = GammaChooser() if gamma == "auto" else None
+    clock = time.process_time
     while len(ids) - start < max_new_tokens:
         # never draft past the end: this step may emit up to g + 1 tokens
-        g = min(gamma, max_new_tokens - (len(ids) - start) - 1)
-        if verify == "tree":
-            kept, extra, nodes, rows = _tree_step(draft, target, ids, g, width, temperature, rng)
+        left = max_new_tokens - (len(ids) - start) - 1
+        g = chooser.next_gamma(left) if chooser else min(gamma, left)
+        if verify in TREE_RULES:
+            kept, extra, nodes, rows, g = _tree_step(draft, target, ids, g, width, temperature, rng, verify, eps,
+                                                     delta)
             ids += kept
             res.draft_calls += rows
             res.scored.append(nodes + 1)
         else:
             base = len(ids)
-            if greedy:  # greedy drafting needs only ids (the per-step Python work is a visible share of a step)
-                for _ in range(g):
-                    ids.append(draft.argmax_next(ids))
-            else:
-                q_rows = []
-                for _ in range(g):
-                    x, q = draft.propose(ids, temperature, rng)
-                    ids.append(x)
-                    q_rows.append(q)
-            drafted = ids[base:]
+            t0 = clock()
+            drafted, q_rows = _chain(draft, ids, g, temperature, rng)
+            t1 = clock()
+            g = len(drafted)                      # a chain draft may propose fewer (prompt lookup: none found)
+            ids += drafted
             p_rows = target.probs_for_positions(ids, base, t)          # [g + 1, V], one target call
+            t2 = clock()
             if greedy:
                 n, extra = rules.greedy_rule(drafted, p_rows.argmax(1).tolist())
             elif verify == "token":
@@ -219,6 +276,8 @@ def speculative_generate(draft, target, prompt_ids, max_new_tokens, gamma, tempe
                 n, extra = rules.typical_rule(drafted, p_rows, eps, delta, NumpyRows)
             del ids[base + n:]
             kept = drafted[:n]
+            if chooser:
+                chooser.record(g, g + 1, t2 - t1, t1 - t0, n, n + (n < g))
             res.draft_calls += g
             res.scored.append(g + 1)
         ids.append(extra)

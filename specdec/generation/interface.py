@@ -74,6 +74,10 @@ class RowDraft:
 
 MEMBERS = {Draft: ("V", "propose", "argmax_next", "next_token_probs"),
            Target: ("V", "probs_for_positions", "probs_for_tree")}
+# A draft that proposes a whole step at once (lesson 13) has one of these instead of Draft's per-token members:
+#   chain(ids, gamma, temperature, rng) -> (at most gamma ids, the rows they were drawn from; None at T = 0)
+#   tree(ids, depth, width, temperature, rng) -> (tokens, parents, q_rows, draft contexts scored), `trees.py`
+STEP_MEMBERS = {"chain": "chain", "tree": "tree"}
 
 
 def check_model(model, protocol, name):
@@ -83,3 +87,10 @@ def check_model(model, protocol, name):
         hint = "; wrap a model that only has V and next_token_probs in RowDraft" if protocol is Draft else ""
         raise TypeError(f"{name} lacks {', '.join(missing)} of the {protocol.__name__} interface "
                         f"(specdec.generation.interface.{protocol.__name__}: {', '.join(MEMBERS[protocol])}){hint}")
+
+
+def check_draft(draft, kind):
+    """Raise a TypeError naming what `draft` lacks: a Draft, or (kind "chain" or "tree") a draft with that step."""
+    if kind in STEP_MEMBERS and callable(getattr(draft, STEP_MEMBERS[kind], None)) and hasattr(draft, "V"):
+        return
+    check_model(draft, Draft, "draft")

@@ -335,7 +335,8 @@ def compare(draft, target, prompts, gammas, max_new_tokens, temperature=0.0, see
         sides = ["plain", "spec"] if (i // len(gammas)) % 2 == 0 else ["spec", "plain"]
         for side_ in sides:
             rng = np.random.default_rng([seed, i])
-            if prefill and len(prompt):
+            fresh_cache(target)              # neither side may find the other's KV cache of this prompt
+            if prefill and len(prompt):      # then both read the prompt, untimed, into that fresh cache
                 model.probs_for_positions(prompt, len(prompt), temperature or 1.0)
             first = len(log) if log is not None else 0
             start = {name: clock() for name, clock in CLOCKS.items()}
@@ -513,3 +514,12 @@ def sampled_tv(law, n, source=None, reps=20_000, seed=0):
     law = np.asarray(law, dtype=float)
     source = law if source is None else np.asarray(source, dtype=float)
     return total_variation(np.random.default_rng(seed).multinomial(n, source / source.sum(), size=reps), law)
+
+
+def fresh_cache(target):
+    """Empty the KV cache of `target`, and of the target a wrapper (`TimedTarget`, a stand-in) holds as `.target`:
+    each side `compare` times starts as a new request does, with no prefix of its prompt computed."""
+    while target is not None:
+        if callable(getattr(target, "reset", None)):
+            target.reset()
+        target = getattr(target, "target", None)

@@ -13,12 +13,18 @@ the draft with the course's first target, a Bengio-style MLP over 16 characters
 instead of ~0.8 ms, which is what the test suite and the exact lessons want,
 and whose cost grows with every position it scores (lesson 09).
 
+Where else drafts come from (lesson 13): `lookup.py`, prompt lookup (no model:
+the continuation of the text's own last ids, seen earlier); `heads.py`, Medusa
+heads on the transformer's last hidden state (trained in NumPy by
+`train_heads.py`, shipped as heads_medusa.npz, `load_heads()`); `early_exit.py`,
+the transformer's first blocks as its own draft, sharing its KV cache.
+
 `standin.py` wraps a target into a memory-bound stand-in (p's outputs at the cost of a
 model streamed from memory), a simulation for lesson 09.
 
 All read the same 96-id character vocabulary (`data.py`) and were trained on
 the prose of Python's own documentation, which every Python ships. The
-weights are committed next to this file; the three training modules rebuild them.
+weights are committed next to this file; the four training modules rebuild them.
 
     >>> draft, target = load_pretrained()
     >>> ids = target.encode("The ")
@@ -37,11 +43,12 @@ from .ngram import NGramModel
 from .topk import TopKDraft
 from . import transformer
 from .transformer import TransformerModel
+from .heads import load_heads
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-__all__ = ["CharVocab", "MLPModel", "NGramModel", "TopKDraft", "TransformerModel", "load_draft", "load_pretrained",
-           "load_transformer"]
+__all__ = ["CharVocab", "MLPModel", "NGramModel", "TopKDraft", "TransformerModel", "load_draft", "load_heads",
+           "load_pretrained", "load_transformer"]
 TARGETS = ("mlp", "transformer")
 
 

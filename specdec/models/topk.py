@@ -73,6 +73,11 @@ class SparseRow:
         dense[np.frombuffer(ids, np.uint8, k, self._a)] = q[self._a // k]
         return dense if dtype is None else dense.astype(dtype)
 
+    def entries(self):
+        """(ids, q): the row's k ids, likeliest first (ties: the lower id), and their q."""
+        _, _, q, ids, k, _ = self._table
+        return np.frombuffer(ids, np.uint8, k, self._a), q[self._a // k]
+
     def __len__(self):
         return self._table[5]
 
@@ -159,6 +164,10 @@ class TopKDraft:
         a = row * self.k
         j = bisect_right(table[0], buffer.pop(), a, a + self.k)
         return self._ids[j], SparseRow(table, a)
+
+    def row_of(self, context, temperature=1.0):
+        """q_k(. | context) at T > 0 as a SparseRow: a tree's node row without building a dense row."""
+        return SparseRow(self._table(float(temperature)), self._row(context) * self.k)
 
     def argmax_next(self, context):
         """The greedy draft step: argmax q(. | context), the same id as the uncut n-gram's."""

@@ -67,20 +67,35 @@ GOOD = [
     (["--prompt", "\u00e9\u2603\n", "--max-new-tokens", "5"], ["5 tokens"]),
     # every rule at T = 0 is greedy decoding (a tree drafts the top `width` ids of q)
     (["--verify", "greedy", "--gamma", "5", "--max-new-tokens", "30", "--compare"],
-     ["verify greedy, gamma 5", "identical to plain greedy decoding: True"]),
+     ["verify greedy, draft ngram, gamma 5", "identical to plain greedy decoding: True"]),
     # the node limit counts only the levels that fit in the tokens asked for: depth 12 is 5 here (363 nodes)
     (["--verify", "tree", "--width", "3", "--gamma", "12", "--max-new-tokens", "6", "--compare"],
-     ["verify tree, width 3, gamma 12 (the tree's depth)", "6 tokens", "identical to plain greedy decoding: True"]),
+     ["verify tree, draft ngram, width 3, gamma 12 (the tree's depth)", "6 tokens",
+      "identical to plain greedy decoding: True"]),
     # typical acceptance at T > 0 is not the target's distribution: the output says so, not "the same distribution"
     (["--verify", "typical", "--temperature", "1", "--max-new-tokens", "20", "--compare"],
      ["verify typical", "typical acceptance is not lossless"]),
+    # gamma chosen per step; each draft kind at T = 0 is greedy decoding
+    (["--gamma", "auto", "--max-new-tokens", "60", "--compare"],
+     ["gamma auto (chosen per step: median", "identical to plain greedy decoding: True"]),
+    (["--draft", "lookup", "--max-new-tokens", "40", "--compare"],
+     ["draft lookup", "identical to plain greedy decoding: True"]),
+    (["--draft", "heads", "--verify", "tree", "--width", "3", "--gamma", "3", "--max-new-tokens", "40",
+      "--compare"], ["draft heads", "identical to plain greedy decoding: True"]),
+    (["--draft", "early-exit", "--temperature", "1", "--max-new-tokens", "20"], ["draft early-exit", "20 tokens"]),
 ]
 
 
 HELP = [("--help",), ("generate", "--help")]
 BAD = [
     (["--gamma", "-2"], "--gamma is -2, it must be >= 0"),
-    (["--gamma", "x"], "argument --gamma: invalid int value: 'x'"),
+    (["--gamma", "x"], "argument --gamma: invalid gamma: 'x' (an int >= 0, or auto)"),
+    (["--gamma", "auto", "--verify", "tree"],
+     "--gamma auto chooses a chain's length; --verify tree needs the tree's depth"),
+    (["--draft", "heads", "--target", "mlp"],
+     "--draft heads reads the transformer's own computation: it needs --target transformer"),
+    (["--draft", "lookup", "--verify", "tree"],
+     "--draft lookup proposes one chain: it cannot draft a tree for --verify tree"),
     (["--gamma"], "argument --gamma: expected one argument"),
     (["--max-new-tokens", "-5"], "--max-new-tokens is -5, it must be >= 0"),
     (["--seed", "-1"], "--seed is -1, it must be >= 0"),
@@ -165,8 +180,8 @@ def test_help_shows_defaults_and_an_example(args):
         options = re.split(r"\n  (?=-)", out.stdout.split("options:")[1].split("example:")[0])[1:]
         defaults = {o.split()[0]: " ".join(o.split()).split("(default: ")[-1][:-1] for o in options[1:]}  # not -h
         assert defaults == {"--prompt": "'The '", "--gamma": "4", "--temperature": "0.0", "--max-new-tokens": "200",
-                            "--seed": "0", "--verify": "token", "--width": "2", "--target": "transformer",
-                            "--compare": "False"}
+                            "--seed": "0", "--verify": "token", "--width": "2", "--draft": "ngram",
+                            "--target": "transformer", "--compare": "False"}
 
 
 # ---------------------------------------------------------------- bad arguments: exit 2, usage + one line
