@@ -345,7 +345,7 @@ def test_pages_have_their_reading_time_path_and_type_hints(site):
         text = pages[(out / "notebooks" / f"{nb_path.stem}.html").resolve()].text
         assert re.search(r"About \d+ min to read", text), f"{nb_path.name}: no reading time"
     index = pages[(out / "index.html").resolve()].text
-    assert "Core: lessons 01 to 06" in index and "Advanced: lessons 07 to 12" in index   # the sidebar's captions
+    assert "Core: lessons 01 to 06" in index and "Advanced: lessons 07 to 13" in index   # the sidebar's captions
     # The API pages render the annotations; the colour mode is configured (the theme logs an error if not).
     verify = pages[(out / "api" / "specdec.verify.html").resolve()].text
     assert "Sequence[int]" in verify and "in [0, 1]" in verify

@@ -66,7 +66,7 @@ KINDS = ["index.html", "notebooks/01_logits_to_probabilities.html", "notebooks/0
 # Being rewritten by their authors to the conventions of docs/README.md ("Writing a lesson"): figures with alt text
 # and captions, answers folded by an HTML <details> output. Their pages fail until then.
 PENDING = {f"notebooks/{name}.html": "being rewritten to the conventions of docs/README.md (issue 27, second phase)"
-           for name in ("11_many_drafts_and_trees",)}
+           for name in ()}
 
 # Measured at rest: no colour or size halfway through one of the theme's transitions (a mode switch fades in).
 STILL = "*, *::before, *::after { transition: none !important; animation: none !important; }"
