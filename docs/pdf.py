@@ -74,7 +74,7 @@ html { font-size: 10.5pt; }
   display: block !important; }
 .bd-article :is(p, ul, ol, dl, div.math, div.caption) { max-width: none !important; }
 span[id^="document-"] + section { break-before: page; }
-.bd-article h1, .bd-article h2, .bd-article h3, .bd-article h4 { break-after: avoid; }
+.bd-article h1, .bd-article h2, .bd-article h3, .bd-article h4 { break-after: avoid; break-inside: avoid; }
 .bd-article pre { white-space: pre-wrap !important; overflow: visible !important; word-break: break-word; }
 .bd-article div.math > mjx-container, .bd-article mjx-container { overflow: visible !important; }
 .bd-article mjx-container[display="true"] > svg { max-width: 100% !important; height: auto; }

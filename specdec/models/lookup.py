@@ -30,7 +30,7 @@ import numpy as np
 
 class PromptLookupDraft:
     """A chain draft (`generation.interface`: `chain`) that proposes the continuation of the text's longest
-    suffix of `min_n`..`max_n` ids seen earlier in it; ids must be below 256."""
+    suffix of `min_n` to `max_n` ids seen earlier in it; ids must be below 256."""
 
     def __init__(self, V, max_n=8, min_n=2):
         if not 1 <= min_n <= max_n:

@@ -210,7 +210,7 @@ def _mm(x, w):
     return (padded @ w)[:n]
 
 
-def _attend(q, k, v, bias):
+def attend(q, k, v, bias):
     """softmax(q k^T + bias) v per head: q [h, n, hd] over k, v [h, m, hd] (q pre-scaled); bias [n, m] or None."""
     s = q @ k.transpose(0, 2, 1)                                # [h, n, m]
     if bias is not None:
@@ -295,14 +295,14 @@ def _blocks(params, layers, lo, hi, x, k_cache, v_cache, first, bias, h, fill=No
         k_cache[i, :, first:first + n] = k[:, :n]
         v_cache[i, :, first:first + n] = v[:, :n]
         # one row sees every slot up to its own: its bias row is all zeros, and adding it is a wasted call
-        a = _attend(q[:, :n], k_cache[i, :, :first + n], v_cache[i, :, :first + n], bias if n > 1 else None)
+        a = attend(q[:, :n], k_cache[i, :, :first + n], v_cache[i, :, :first + n], bias if n > 1 else None)
         if nf:
             fk[i, :, ff:ff + nf] = k[:, n:]
             fv[i, :, ff:ff + nf] = v[:, n:]
             if i == len(layers) - 1:                                       # the last block: keys and values were
                 x, nf, rows = x[:n], 0, n                                  # all the fill rows needed
             else:
-                a = np.concatenate([a, _attend(q[:, n:], fk[i, :, :ff + nf], fv[i, :, :ff + nf],
+                a = np.concatenate([a, attend(q[:, n:], fk[i, :, :ff + nf], fv[i, :, :ff + nf],
                                                f_bias if nf > 1 else None)], 1)
         x = x + _mm(a.transpose(1, 0, 2).reshape(rows, d), w_proj)
         x += b_proj

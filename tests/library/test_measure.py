@@ -318,8 +318,8 @@ def test_compare_with_a_timed_target_keeps_each_runs_calls_and_not_the_prefill(m
 
 @pytest.mark.parametrize("prefill", [True, False])
 def test_the_prefill_puts_the_prompt_in_a_cached_target_before_each_side(models, prefill):
-    # With prefill, both sides start from a KV cache that holds exactly the prompt; without, the first side starts
-    # from an empty cache and pays for reading the prompt inside its timed calls.
+    # Each side starts from a fresh cache (measure.fresh_cache: neither finds the other's work); with prefill, that
+    # cache then holds exactly the prompt, read untimed; without, each side pays for the prompt in its timed calls.
     from specdec.models.transformer import TransformerModel, init_params
 
     draft = models[0]
@@ -335,7 +335,7 @@ def test_the_prefill_puts_the_prompt_in_a_cached_target_before_each_side(models,
     out = compare(draft, Watching(model), [prompt], [2], 6, temperature=0.0, prefill=prefill)
     plain_calls = len(out[2].call_log["plain"][0])          # round 0: plain goes first
     assert seen[0] == (prompt if prefill else [])
-    assert seen[plain_calls] == prompt if prefill else seen[plain_calls][:len(prompt)] == prompt
+    assert seen[plain_calls] == (prompt if prefill else [])
 
 
 def test_draft_step_seconds_times_one_step_per_context_with_the_right_method():
