@@ -74,7 +74,7 @@ html { font-size: 10.5pt; }
   display: block !important; }
 .bd-article :is(p, ul, ol, dl, div.math, div.caption) { max-width: none !important; }
 span[id^="document-"] + section { break-before: page; }
-.bd-article h1, .bd-article h2, .bd-article h3, .bd-article h4 { break-after: avoid; break-inside: avoid; }
+.bd-article h1, .bd-article h2, .bd-article h3, .bd-article h4 { break-after: avoid; }
 .bd-article pre { white-space: pre-wrap !important; overflow: visible !important; word-break: break-word; }
 .bd-article div.math > mjx-container, .bd-article mjx-container { overflow: visible !important; }
 .bd-article mjx-container[display="true"] > svg { max-width: 100% !important; height: auto; }
@@ -163,7 +163,12 @@ def squashed(title):
 
 
 def outline_pages(reader):
-    """{squashed title: first page (from 1)} of every entry of a PDF's outline (its bookmarks), at any depth."""
+    """{squashed title: first page (from 1)} of every entry of a PDF's outline (its bookmarks), at any depth.
+
+    Subtle: a heading whose box Chromium splits between two pages (it keeps a heading with what follows it, and a
+    code block that cannot be cut can leave it no room) gets one bookmark whose title is the text twice; it is read
+    as the text once.
+    """
     pages = {}
 
     def walk(items):
@@ -171,7 +176,11 @@ def outline_pages(reader):
             if isinstance(item, list):
                 walk(item)
             else:
-                pages.setdefault(squashed(item.title), reader.get_destination_page_number(item) + 1)
+                title = squashed(item.title)
+                half = len(title) // 2
+                if len(title) % 2 == 0 and title[:half] == title[half:]:
+                    title = title[:half]
+                pages.setdefault(title, reader.get_destination_page_number(item) + 1)
     walk(reader.outline)
     return pages
 

@@ -249,7 +249,8 @@ def bwrap_argv(submission, numpy=False, worker_fd=None):
 
 
 def readable_files(submission, numpy=False):
-    """Every regular file a sandbox can read that another sandbox could read too (what `prewarm` keeps resident)."""
+    """Every regular file a sandbox can read that another sandbox could read too (what `prewarm` keeps resident);
+    the submission's own copy last."""
     binds, hide = _python_dirs()
     files = list(_files_under(tuple(binds), tuple(hide)))
     files += sorted({f for f in library_files(numpy).values() if not _under(f, binds)})
@@ -280,11 +281,45 @@ class _Cachestat(ctypes.Structure):
 _CACHESTAT = {"x86_64": 451, "aarch64": 451}.get(os.uname().machine)
 
 
-def prewarm(files):
+_HELD = {}   # path -> (descriptor, size): the files every sandbox binds, kept open by this process (`prewarm`)
+
+
+def _held(path, hold):
+    """(descriptor, size, whether to close it after) for `path`, or None if it cannot be opened."""
+    if path in _HELD:
+        return _HELD[path] + (False,)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
+    except OSError:
+        return None
+    size = os.fstat(fd).st_size
+    if hold and len(_HELD) < _hold_limit():
+        _HELD[path] = (fd, size)
+        return fd, size, False
+    return fd, size, True
+
+
+@functools.lru_cache(maxsize=None)
+def _hold_limit():
+    """How many files `prewarm` may keep open: the soft limit on descriptors raised to the hard one, less room."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, 65536) if hard != resource.RLIM_INFINITY else 65536
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
+        soft = max(soft, want)
+    except (ValueError, OSError):
+        pass
+    return max(0, min(soft - 512, 16384))
+
+
+def prewarm(files, hold=True):
     """Make every page of `files` resident in the page cache; (files read, seconds) for the caller's note.
 
     Checked with cachestat (Linux 6.5+: one call per file, without reading it); a file not wholly resident,
-    or every file where cachestat is missing, is read through. Read-only: nothing here changes a file.
+    or every file where cachestat is missing, is read through. Read-only: nothing here changes a file. `hold`:
+    keep the files open (close-on-exec: no sandbox inherits them) for the next sandbox's check, which is then one
+    call per file (the files every sandbox binds are the same ones; a submission's own copy is not held).
     """
     import time
     started = time.monotonic()
@@ -293,12 +328,11 @@ def prewarm(files):
     span = (ctypes.c_uint64 * 2)(0, 0)
     out = _Cachestat()
     for path in files:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
+        held = _held(path, hold)
+        if held is None:
             continue
+        fd, size, close = held
         try:
-            size = os.fstat(fd).st_size
             pages = (size + 4095) // 4096
             if libc is not None and _CACHESTAT and libc.syscall(_CACHESTAT, fd, span, ctypes.byref(out), 0) == 0 \
                     and out.cache >= pages:
@@ -313,7 +347,8 @@ def prewarm(files):
         except OSError:
             pass
         finally:
-            os.close(fd)
+            if close:
+                os.close(fd)
     return read, time.monotonic() - started
 
 

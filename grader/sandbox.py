@@ -282,7 +282,9 @@ def spawn(mode, submission, numpy, reply_fd):
             cgroup = None
     join = ["/bin/sh", "-c", JOIN, "sh", str(len(cgroup.procs)), *cgroup.procs] if cgroup else []
     if mode == "bwrap":
-        prewarm(readable_files(submission, numpy))
+        files = readable_files(submission, numpy)
+        prewarm(files[:-1])
+        prewarm(files[-1:], hold=False)   # the submission's copy: one file of one grading
         args_read, args_write = os.pipe()  # --args: the sandbox's /proc/1/cmdline shows no host paths
         worker_read, worker_write = os.pipe()  # the worker as data: its host path is not in /proc/self/mountinfo
         os.write(args_write, b"\0".join(a.encode() for a in bwrap_argv(submission, numpy, worker_read)[1:]) + b"\0")
