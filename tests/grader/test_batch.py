@@ -110,11 +110,11 @@ SPIN = "import os\nos.setsid()\nwhile True:\n    pass\n"
 @pytest.mark.slow
 def test_a_class_gets_the_same_scores_quiet_and_beside_a_cpu_hog_on_every_core(tmp_path):
     """Issue 25: at load 40, 11 of 20 honest ex04 files were "stopped" (a wall-clock limit). Time limits are now the
-    file's own CPU time and waiting: a correct file, a wrong one and one that loops in its K = 0 cases get the same
-    cases, passed and failed, quiet and beside one spinner per core."""
-    for name in ("good_plain.py", "wrong_no_stop.py", "hostile_loop_k0.py"):
+    file's own CPU time and waiting: a correct file and one that loops in its K = 0 cases get the same cases,
+    passed and failed, quiet and beside one spinner per core (benchmarks/bench_grade.py: classes of 60)."""
+    for name in ("good_plain.py", "hostile_loop_k0.py"):
         (tmp_path / name).write_text(open(os.path.join(EX01, name)).read())
-    options = dict(OPTIONS, timeout=1.0)
+    options = dict(OPTIONS, timeout=0.5)
     quiet = grade_folder(str(tmp_path), "ex01", jobs=2, progress=False, **options)
     hogs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(os.cpu_count() or 2)]
     try:

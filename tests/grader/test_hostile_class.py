@@ -38,7 +38,7 @@ SECRET = 86753091
 TOKEN = "specdec-test-" + uuid.uuid4().hex  # marks the processes the fork bomb and the grandchild start
 
 
-OPTIONS = {"timeout": 1.0, "max_seconds": 5.0, "mode": "bwrap", "seed": SECRET}
+OPTIONS = {"timeout": 0.5, "max_seconds": 5.0, "mode": "bwrap", "seed": SECRET}
 
 
 TIMED_OUT = f"timed out after {OPTIONS['timeout']:g} s"
