@@ -35,8 +35,8 @@ settings.load_profile("specdec")
 
 @pytest.fixture(scope="session")
 def models():
-    """(draft, target): the shipped draft and the MLP target (~0.3 s to load; a call costs ~15 us, where the
-    transformer's costs ~0.8 ms), shared by every test of a process. The transformer: tests/library/test_transformer.py.
+    """(draft, target): the shipped draft and the MLP target (loaded once; its calls cost a small fraction of the
+    transformer's), shared by every test of a process. The transformer: tests/library/test_transformer.py.
 
     Sharing is safe: the models' only state is caches of rows already computed (tests/library/test_decode.py
     checks that a cold and a warm draft give the same tokens).

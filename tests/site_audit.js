@@ -78,6 +78,12 @@ async ({width, theme, book}) => {
       if (n.textContent.includes(d) && visible(n.parentElement) && !n.parentElement.closest("pre, code, script, mjx-container"))
         { say("math", `raw TeX left on the page: ${d} in ${JSON.stringify(n.textContent.trim().slice(0, 50))}`, n.parentElement); break; }
   }
+  // A TeX command MathJax did not run is drawn as its text: in a formula's text mode (a \\tag, a \\text{}) it is no
+  // error, only letters; the assistive MathML beside every drawn formula holds them.
+  for (const e of article.querySelectorAll("mjx-container mtext")) {
+    const raw = e.textContent.match(/\\[A-Za-z]+/);
+    if (raw) { say("math", `raw TeX in a formula: ${raw[0]} in ${JSON.stringify(e.textContent.slice(0, 50))}`, e.closest("mjx-container")); break; }
+  }
   for (const e of article.querySelectorAll("[data-mjx-error], mjx-merror"))
     say("math", `MathJax error: ${(e.getAttribute("data-mjx-error") || e.textContent).slice(0, 60)}`, e);
   const typeset = article.querySelectorAll("mjx-container").length;

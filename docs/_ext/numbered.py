@@ -7,7 +7,8 @@ equations with `\tag{3.5}`, and refer to them in words: "by Theorem 3.2", "Figur
 
 - each label is a link to itself (its number can be copied as an address) and its paragraph gets an id,
   `theorem-03-2`; a figure's is the id of its caption, `fig-03-1` (the convention's `<div class="caption"
-  id="fig-03-1">`), a display equation's `eq-03-5` (its number, drawn by MathJax, links to it too);
+  id="fig-03-1">`), a display equation's `eq-03-5` (its number, drawn by MathJax inside an SVG that screen readers skip,
+  stays text: a link there could take the keyboard's focus where nothing can be read);
 - each mention of a label that exists, on any lesson or exercise page, becomes a link to it, on the same page
   or another ("Theorem 3.2 of lesson 03" from lesson 05). A mention of a number no label has stays text;
 - a proof's end mark, the author's `$\blacksquare$` (or `$\square$`), gets the class `qed`, which the stylesheet
@@ -80,7 +81,7 @@ def _labels(app, doctree):
 
 
 def _numbers_link(app, doctree, docname):
-    r"""At write time: a display equation's \tag links to the equation, and every mention of a label links to it."""
+    """At write time: every mention of a label links to it."""
     if not docname.startswith(PAGES):
         return
     labels = getattr(app.env, "specdec_labels", {})
@@ -90,13 +91,6 @@ def _numbers_link(app, doctree, docname):
         page = "" if where == docname else app.builder.get_relative_uri(docname, where)
         return page.partition("#")[0] + "#" + ident
 
-    for math in doctree.findall(nodes.math_block):
-        ident = next((i for i in math["ids"] if i.startswith("eq-")), None)
-        if ident:
-            for i, child in enumerate(math.children):
-                if isinstance(child, nodes.Text):
-                    linked = TAG.sub(lambda m: rf"\tag{{\href{{#{ident}}}{{{m.group(1)}.{m.group(2)}}}}}", str(child))
-                    math.children[i] = nodes.Text(linked)
     skip = (nodes.reference, nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw,
             nodes.title, nodes.FixedTextElement)
     for text in list(doctree.findall(nodes.Text)):

@@ -5,6 +5,8 @@ distribution (24 MB). Its own Sphinx extension would copy all of it into every s
 only what the pages load: tex-svg.js (TeX in, SVG out: one file with its fonts inside, so nothing is
 fetched, not even a font, which a browser refuses to load from a file:// page) and the TeX
 extensions MathJax loads on demand (\\boldsymbol, \\cancel, ...): 2.7 MB, into _static/mathjax/.
+MathJax's own configuration is mathjax_config.js, beside this file (display formulas flush left on a
+narrow screen).
 
 The search page gets MathJax too, with a script that typesets each result's excerpt as it arrives, so
 an excerpt shows formulas instead of their TeX where the excerpt holds a whole formula.
@@ -63,6 +65,7 @@ def _search_page(app, pagename, templatename, context, doctree):
 def _config(app, config):
     mathjax_folder()        # fail early, saying what to install
     config.mathjax_path = "mathjax/" + FILES[0]     # relative: under the site's _static/
+    config.mathjax_config_path = str(Path(__file__).with_name("mathjax_config.js"))
 
 
 def setup(app):

@@ -9,9 +9,9 @@
 
 `load_pretrained()` returns (draft, target). `load_pretrained(target="mlp")` pairs
 the draft with the course's first target, a Bengio-style MLP over 16 characters
-(`mlp.py`, trained with hand-written backprop by `train.py`): a call costs ~15 us
-instead of ~0.8 ms, which is what the test suite and the exact lessons want,
-and whose cost grows with every position it scores (lesson 09).
+(`mlp.py`, trained with hand-written backprop by `train.py`): a call costs a small
+fraction of the transformer's, which is what the test suite and the exact lessons want,
+and its cost grows with every position it scores (lesson 09 measures both).
 
 Where else drafts come from (lesson 13): `lookup.py`, prompt lookup (no model:
 the continuation of the text's own last ids, seen earlier); `heads.py`, Medusa

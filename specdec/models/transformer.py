@@ -48,10 +48,11 @@ rows agree with the unfolded pass to ~3e-6 and every argmax is the same;
 as `tests/unfolded_transformer.py`). Small products are also issued as the BLAS
 call that is cheapest for their number of rows (`_mm`).
 
-A call that computes one new position costs about 0.2-0.3 ms on one core, and
-one that computes 5 two to three times that, depending on the machine's BLAS
-kernels for small products: most of a call is fixed cost, which is what makes
-verifying gamma drafts in one call pay.
+Most of a call is fixed cost (the NumPy operations of its layers), and each
+further position adds less than a call does, by how much depending on the
+machine's BLAS kernels for small products: that is what makes verifying gamma
+drafts in one call pay. Lesson 08 measures both parts, with intervals, on the
+machine it runs on.
 
 Context. The model sees at most `context` = 256 characters, after a start
 symbol (the newline, the id the MLP pads with) in slot 0 of every window, so it has
