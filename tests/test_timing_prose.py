@@ -33,8 +33,8 @@ TIMING_LESSONS = ["07_end_to_end", "08_inside_one_target_call", "09_where_the_sp
 TIMED_LESSONS = ["07_end_to_end", "08_inside_one_target_call", "09_where_the_speedup_comes_from",
                  "11_many_drafts_and_trees", "12_batched_verification"]
 # The lessons whose prose quotes no printed count either.
-COUNTING_LESSONS = ["07_end_to_end", "08_inside_one_target_call", "09_where_the_speedup_comes_from", "10_block_verification",
-                    "11_many_drafts_and_trees", "12_batched_verification"]
+COUNTING_LESSONS = ["07_end_to_end", "08_inside_one_target_call", "09_where_the_speedup_comes_from",
+                    "10_block_verification", "11_many_drafts_and_trees", "12_batched_verification"]
 
 NUMBER = r"(?<![\w.])\d+(?:[.,]\d+)*"
 MEASURED = [
