@@ -348,10 +348,6 @@ def _gradebook(argv):
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _similar(argv):
     from . import similar
     parser = argparse.ArgumentParser(prog=f"{PROG} similar", description="Flag files that are the same, or nearly, "
@@ -386,3 +382,7 @@ def _similar(argv):
     for line in flagged:
         print(f"  {clean(line, 600)}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

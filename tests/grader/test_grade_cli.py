@@ -171,3 +171,15 @@ def test_every_argument_is_refused_before_any_grading_and_no_input_gives_a_trace
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-600:]
     assert not (tmp_path / "g.csv").exists() and not (tmp_path / "x.zip").exists()   # nothing graded or written
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("module", ["specdec.grade", "grader.cli"])
+def test_each_subcommand_runs_as_a_module_of_either_name(tmp_path, module):
+    """`python -m grader.cli` runs the same command as `python -m specdec.grade`: every subcommand defined before
+    it starts (`similar` once came after the module's main guard and ended in a NameError)."""
+    for name in ("ex01_alice.py", "ex01_bob.py"):
+        (tmp_path / name).write_text(open(os.path.join(EX01, "good_plain.py")).read())
+    result = subprocess.run([sys.executable, "-m", module, "similar", str(tmp_path), "--exercise", "ex01"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr[-600:]
+    assert "2 files of ex01 in 1 sources: 2 flagged" in result.stdout, result.stdout
