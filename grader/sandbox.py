@@ -209,20 +209,19 @@ class Cgroup:
         except (OSError, ValueError, KeyError):
             return 0.0
 
-    def pids(self):
+    def _ids(self, name):
         try:
-            with open(os.path.join(self.folders["pids"], "cgroup.procs")) as f:
+            with open(os.path.join(self.folders["pids"], name)) as f:
                 return [int(p) for p in f.read().split()]
         except (OSError, ValueError):
             return []
 
+    def pids(self):
+        return self._ids("cgroup.procs")
+
     def tasks(self):
         """Every thread of every process in it (the `tasks` file: thread ids)."""
-        try:
-            with open(os.path.join(self.folders["pids"], "tasks")) as f:
-                return [int(p) for p in f.read().split()]
-        except (OSError, ValueError):
-            return []
+        return self._ids("tasks")
 
     def remove(self):
         """Kill what is left in it, wait until it is empty (no process of it outlives its sandbox), remove it."""

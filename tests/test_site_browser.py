@@ -176,14 +176,20 @@ async def _book(browser, book, pdf_path):
         await tab.close()
 
 
+async def _offline(pw):
+    """Chromium, and a context at the wide width that loads file: addresses only: the site must work offline."""
+    browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    context = await browser.new_context(viewport={"width": WIDE, "height": 900})
+    await context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                        else route.abort())
+    return browser, context
+
+
 async def _everything(out, book, pdf_path):
     from playwright.async_api import async_playwright
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser, context = await _offline(pw)
         try:
-            context = await browser.new_context(viewport={"width": WIDE, "height": 900})
-            await context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                                else route.abort())
 
             async def kinds():
                 found = {}
@@ -314,11 +320,8 @@ async def _every_page(out, pages):
     from playwright.async_api import async_playwright
     results = {}
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser, context = await _offline(pw)
         try:
-            context = await browser.new_context(viewport={"width": WIDE, "height": 900})
-            await context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                                else route.abort())
             queue = list(pages)
 
             async def worker():
