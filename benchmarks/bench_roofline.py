@@ -24,7 +24,7 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # one core; set before NumPy loads
 
 from specdec.generation.roofline import (bandwidth, cache_sizes, call_cost_fit, call_cost_ratios,  # noqa: E402
-                                         call_cost_samples, last_level_cache, layer_times, peak_gflops)
+                                         call_cost_samples, last_level_cache, layer_times, product_rates)
 
 
 def main(argv=None):
@@ -54,9 +54,10 @@ def main(argv=None):
         where = "?" if llc is None else "cache" if mb * 2 ** 20 < llc else "DRAM"
         print(f"{mb:>3} MB {where:>5} {times[mb, 1] * 1e3:>7.3f} ms {mb * 2 ** 20 / times[mb, 1] / 1e9:>6.1f} "
               + " ".join(f"{times[mb, m] / times[mb, 1]:>5.2f}" for m in rows[1:]))
-    peak, dram = peak_gflops(), bandwidth(times, sizes)
-    cache = sizes[0] * 2 ** 20 / times[sizes[0], 1] / 1e9
-    print(f"\npeak {peak:.0f} GFLOP/s (one core, float32 [1024, 1024] @ [1024, 1024])")
+    rates, dram = product_rates(repeats=5), bandwidth(times, sizes)
+    peak, cache = float(rates.max()), sizes[0] * 2 ** 20 / times[sizes[0], 1] / 1e9
+    print(f"\npeak {peak:.0f} GFLOP/s: the best of {len(rates)} products of the same matrices, warm, the slowest "
+          f"{rates.min():.0f} (one core, float32 [1024, 1024] @ [1024, 1024]; a roof is what the core can reach)")
     print(f"bandwidth {dram:.1f} GB/s from DRAM ({sizes[-1]} MB), {cache:.0f} GB/s from cache ({sizes[0]} MB)")
     print(f"balance point: {peak / dram:.1f} flop/byte from DRAM (memory-bound, by the roofline, up to "
           f"{math.ceil(2 * peak / dram) - 1} rows), {peak / cache:.1f} from cache "

@@ -14,7 +14,8 @@ another matter: one row goes to a matrix-vector kernel, two or more to a
 matrix-matrix kernel that first copies W into panels, so time(2) can be well
 above time(1) whatever the roofline allows. `layer_time_samples` measures it
 (every repeat kept, for intervals: `rows_ratio`), `cache_sizes` reads the
-machine's caches, `peak_gflops` and `bandwidth` measure the two roofs. Unlike
+machine's caches, `product_rates` (the compute roof is their best) and `bandwidth`
+measure the two roofs. Unlike
 `specdec.generation.measure` (the decoding loop), this times one NumPy call in
 isolation.
 
@@ -146,11 +147,6 @@ def product_rates(n=1024, repeats=3, clock=time.process_time):
     a = np.full((n, n), 0.5, np.float32)
     a @ a
     return np.array([2 * n ** 3 / _timed(lambda: a @ a, clock) / 1e9 for _ in range(repeats)])
-
-
-def peak_gflops(n=1024, repeats=3, clock=time.process_time):
-    """Measured float32 GFLOP/s of an [n, n] @ [n, n] product, the best of `repeats`: the compute roof."""
-    return float(product_rates(n, repeats, clock).max())
 
 
 def bandwidth(times, sizes_mb):
