@@ -256,10 +256,9 @@ def grade_folder(folder, exercise=None, jobs=2, progress=True, pattern=None, pol
         by_row.setdefault(i, []).append((upload, file, report))
     reports = [_row_report(row, by_row.get(i, []), options, policy) for i, row in enumerate(rows)]
     for name in {r.exercise for r in reports}:
-        flagged = similar.groups({r.source: r.fingerprint for r in reports if r.exercise == name and not r.error})
-        for r in reports:
-            if r.exercise == name:
-                r.similar = flagged.get(r.source, "")
+        mine = [r for r in reports if r.exercise == name and not r.error]
+        for r, flagged in zip(mine, similar.flag([(r.student, r.source, r.fingerprint) for r in mine])):
+            r.similar = flagged
     return reports
 
 
