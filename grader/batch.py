@@ -265,8 +265,9 @@ def grade_folder(folder, exercise=None, jobs=2, progress=True, pattern=None, pol
 def _row_report(row, graded, options, policy):
     """The report of one row: the counted file's (`policy`), with every file of the student listed."""
     if graded:
-        counted = max(graded, key=lambda g: -1 if g[2].final is None else g[2].final) if policy == "best" \
-            else graded[-1]
+        # best: the newest of equal finals, as over a term's history (gradebook.counted)
+        counted = max(reversed(graded), key=lambda g: -1 if g[2].final is None else g[2].final) \
+            if policy == "best" else graded[-1]
         upload, file, report = counted
         others = [f"{f.name}: graded, {'not graded' if r.final is None else r.final} (not counted: {policy})"
                   for u, f, r in graded if r is not report]
