@@ -38,7 +38,6 @@ score to 110).
 
 import json
 import os
-import shutil
 import stat
 import sys
 import time
@@ -240,9 +239,3 @@ def run(home="/autograder"):
     print(f"graded: score {document['score']}", file=sys.stderr)
     return 0
 
-
-def copy_kit(root, target, exercise="ex01"):
-    """The kit as the zip lays it out for `exercise`, under `target` (for tests and local trials)."""
-    for path in kit_files(exercise, root):
-        os.makedirs(os.path.dirname(os.path.join(target, path)), exist_ok=True)
-        shutil.copyfile(os.path.join(root, path), os.path.join(target, path))
