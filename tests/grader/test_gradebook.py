@@ -254,3 +254,21 @@ def test_similar_flags_a_copy_between_two_student_folders_whose_files_have_one_n
     lines, count = similar.across([str(folder)], "ex01")
     assert count == 3
     assert sorted(lines) == ["S1: class: ex01_verify.py (student alice)", "S1: class: ex01_verify.py (student bob)"]
+
+
+def test_a_regrade_lists_the_earlier_file_that_counts_even_when_its_name_is_inside_the_new_ones(tmp_path):
+    """`files` says which file counts across batches: under `best`, a.py (10) graded before ba.py (0) still counts,
+    and both say so. The earlier file was once left out because 'a.py' is a substring of 'ba.py: counted', and
+    the new file still read 'counted'."""
+    from grader.report import CaseResult, Report
+
+    def report(name, passed):
+        r = Report("ex01", "t", [CaseResult("a", False, 10, passed)], 10, source=name, student="s1")
+        r.files = [f"{name}: counted"]
+        return r
+    book = str(tmp_path / "grades.csv")
+    gradebook.update(book, [report("a.py", True)], 0, "best")
+    gradebook.update(book, [report("ba.py", False)], 0, "best")
+    row = gradebook.read(book)[1][0]
+    assert (row["file"], row["final"]) == ("a.py", "10")
+    assert row["files"] == "ba.py: graded, 0 (not counted: best); a.py: graded in an earlier batch, counted"
