@@ -226,6 +226,8 @@ def run(home="/autograder"):
     try:
         document = _grade(home, started)
     except Exception as exc:   # the grader's own failure: the student is told it is not theirs
+        from .report import clean   # the instructor reads what failed in the autograder's output (hidden from students)
+        print(f"error: the autograder failed ({type(exc).__name__}: {clean(str(exc), 300)})", file=sys.stderr)
         document = _zero(f"The autograder itself failed ({type(exc).__name__}): not your submission's fault. "
                          "Your instructor has been told by this message; resubmit later or ask them to regrade.",
                          started)
