@@ -256,18 +256,18 @@ def grade_folder(folder, exercise=None, jobs=2, progress=True, pattern=None, pol
         by_row.setdefault(i, []).append((upload, file, report))
     reports = [_row_report(row, by_row.get(i, []), options, policy) for i, row in enumerate(rows)]
     for name in {r.exercise for r in reports}:
-        flagged = similar.groups({r.source: r.fingerprint for r in reports if r.exercise == name and not r.error})
-        for r in reports:
-            if r.exercise == name:
-                r.similar = flagged.get(r.source, "")
+        mine = [r for r in reports if r.exercise == name and not r.error]
+        for r, flagged in zip(mine, similar.flag([(r.student, r.source, r.fingerprint) for r in mine])):
+            r.similar = flagged
     return reports
 
 
 def _row_report(row, graded, options, policy):
     """The report of one row: the counted file's (`policy`), with every file of the student listed."""
     if graded:
-        counted = max(graded, key=lambda g: -1 if g[2].final is None else g[2].final) if policy == "best" \
-            else graded[-1]
+        # best: the newest of equal finals, as over a term's history (gradebook.counted)
+        counted = max(reversed(graded), key=lambda g: -1 if g[2].final is None else g[2].final) \
+            if policy == "best" else graded[-1]
         upload, file, report = counted
         others = [f"{f.name}: graded, {'not graded' if r.final is None else r.final} (not counted: {policy})"
                   for u, f, r in graded if r is not report]

@@ -111,6 +111,12 @@ def _writable(parser, flag, path, folder_ok=False):
         parser.error(f"{flag} {path!r}: not a {'folder' if folder_ok else 'file'} in a folder this user can write to")
 
 
+def _class_source(parser, flag, path):
+    """`path` is what `intake.read_batch` reads: a class folder, or a zip (an LMS's download, a Gradescope export)."""
+    if not os.path.isdir(path) and not (os.path.isfile(path) and path.lower().endswith(".zip")):
+        parser.error(f"{flag}{path!r}: not a folder or a zip file")
+
+
 def _times(parser, args):
     """--timeout and --max-seconds: finite and > 0 (refused before any grading, by every command)."""
     for flag, value in (("--timeout", args.timeout), ("--max-seconds", getattr(args, "max_seconds", None))):
@@ -163,8 +169,7 @@ def _main(argv):
             parser.error("give either a SUBMISSION or --batch DIR, not both")
         if not args.csv and not args.json:
             parser.error("--batch needs --csv FILE (the gradebook) or --json (the gradebook on stdout)")
-        if not os.path.isdir(args.batch) and not (os.path.isfile(args.batch) and args.batch.lower().endswith(".zip")):
-            parser.error(f"--batch {args.batch!r}: not a folder or a zip file")
+        _class_source(parser, "--batch ", args.batch)
         if args.csv:
             _writable(parser, "--csv", args.csv)  # before any grading
         if args.feedback:
@@ -361,8 +366,7 @@ def _similar(argv):
     parser.add_argument("--student-pattern", metavar="REGEX", help="as for --batch")
     args = parser.parse_args(argv)
     for source in args.sources:
-        if not os.path.isdir(source) and not (os.path.isfile(source) and source.lower().endswith(".zip")):
-            parser.error(f"{source!r}: not a folder or a zip file")
+        _class_source(parser, "", source)
     if args.student_pattern:
         try:
             check_pattern(args.student_pattern)

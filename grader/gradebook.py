@@ -191,12 +191,19 @@ def _merged(old, row, header, policy):
     history = [e for e in _history(old) if e["file"] != mine["file"]] + [mine]
     entry = counted(history, policy)
     out = dict(row, history=json.dumps(history))
+    listed = row["files"].split("; ")   # "name: what became of it", this batch's
     if entry is not mine:   # an earlier file counts: its columns, with this batch's view of the student
         out.update({k: entry.get(k, "") for k in ENTRY})
         out.update({c: entry.get("cases", {}).get(c, "") for c in cases})
-    seen = [e["file"] for e in history if e["file"] not in row["files"]]
+        score = NOT_GRADED if _final(mine) is None else mine["final"]
+        listed = [f"{mine['file']}: graded, {score} (not counted: {policy})"
+                  if line == f"{mine['file']}: counted" else line for line in listed]
+    seen = [e for e in history if not any(line.startswith(e["file"] + ": ") for line in listed)]
     if seen:
-        out["files"] = csv_cell("; ".join([row["files"]] + [f"{f}: graded in an earlier batch" for f in seen]), 4000)
+        out["files"] = csv_cell("; ".join(listed + [f"{e['file']}: graded in an earlier batch" +
+                                                    (", counted" if e is entry else "") for e in seen]), 4000)
+    elif entry is not mine:
+        out["files"] = csv_cell("; ".join(listed), 4000)
     return out
 
 

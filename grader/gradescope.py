@@ -38,7 +38,6 @@ score to 110).
 
 import json
 import os
-import shutil
 import stat
 import sys
 import time
@@ -227,6 +226,8 @@ def run(home="/autograder"):
     try:
         document = _grade(home, started)
     except Exception as exc:   # the grader's own failure: the student is told it is not theirs
+        from .report import clean   # the instructor reads what failed in the autograder's output (hidden from students)
+        print(f"error: the autograder failed ({type(exc).__name__}: {clean(str(exc), 300)})", file=sys.stderr)
         document = _zero(f"The autograder itself failed ({type(exc).__name__}): not your submission's fault. "
                          "Your instructor has been told by this message; resubmit later or ask them to regrade.",
                          started)
@@ -240,9 +241,3 @@ def run(home="/autograder"):
     print(f"graded: score {document['score']}", file=sys.stderr)
     return 0
 
-
-def copy_kit(root, target, exercise="ex01"):
-    """The kit as the zip lays it out for `exercise`, under `target` (for tests and local trials)."""
-    for path in kit_files(exercise, root):
-        os.makedirs(os.path.dirname(os.path.join(target, path)), exist_ok=True)
-        shutil.copyfile(os.path.join(root, path), os.path.join(target, path))

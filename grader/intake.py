@@ -27,6 +27,7 @@ Read as untrusted bytes:
     (('4711', 'Jo Doe', 'moodle'), ('ex01_alice', '', 'plain'))
 """
 
+import datetime
 import io
 import os
 import re
@@ -200,7 +201,6 @@ class _ZipEntry(_Entry):
         mtime = 0.0
         if info is not None:
             try:
-                import datetime
                 mtime = datetime.datetime(*info.date_time).timestamp()
             except (ValueError, OverflowError):
                 pass
@@ -424,7 +424,6 @@ def _gradescope_metadata(entries, budget):
 
 def _timestamp(text):
     """Seconds since the epoch for Gradescope's `2026-11-01 10:00:00.000000000 -07:00`, else 0.0."""
-    import datetime
     match = re.match(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.\d+)?\s*([+-]\d\d):?(\d\d)?", text)
     if not match:
         return 0.0

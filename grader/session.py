@@ -203,8 +203,14 @@ class Sandboxed:
     def __init__(self, mode, submission, numpy, output, bytes_left, lock=None):
         self.lock = _Lock(lock)
         read_fd, write_fd = os.pipe()
-        self.proc = sandbox.spawn(mode, submission, numpy, write_fd)
-        os.close(write_fd)  # only the worker holds the write end: EOF means it is gone
+        try:
+            self.proc = sandbox.spawn(mode, submission, numpy, write_fd)
+        except BaseException:   # no sandbox: let go of the lock and the pipe now, not when this process exits
+            os.close(read_fd)
+            self.lock.release()
+            raise
+        finally:
+            os.close(write_fd)  # only the worker holds the write end: EOF means it is gone
         # Subtle: at most one parsed reply waits here. Unbounded, a worker that floods its channel while the
         # parent judges would pile up parsed replies (the red team's took 4.8 GB); bounded, the reader stops
         # reading, the pipe fills and the worker blocks on its write.

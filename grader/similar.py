@@ -26,6 +26,7 @@ import hashlib
 import io
 import keyword
 import os
+import tempfile
 import token
 import tokenize
 
@@ -113,6 +114,22 @@ def groups(fingerprints):
     return out
 
 
+def flag(entries):
+    """[flag or ""] for [(student, name, fingerprint)], in order: `groups` over the entries, each named by its
+    file's name, or `student: name` where two entries share a name (every student's folder may hold
+    ex01_verify.py: one name for two files would hide a copy between them).
+
+    >>> flag([("a", "x.py", fingerprint("y = 1")), ("b", "x.py", fingerprint("y = 1"))])
+    ['S1: identical to b: x.py', 'S1: identical to a: x.py']
+    """
+    counts = {}
+    for _, name, _ in entries:
+        counts[name] = counts.get(name, 0) + 1
+    names = [name if counts[name] == 1 else f"{student}: {name}" for student, name, _ in entries]
+    flagged = groups(dict(zip(names, (f for _, _, f in entries))))
+    return [flagged.get(n, "") for n in names]
+
+
 def across(sources, exercise, pattern=None, finals=None):
     """(lines, files read): the groups of similar files among every student's counted file of `exercise` in
     `sources` (class folders, LMS downloads, Gradescope exports, read by `intake.read_batch`), each file named with
@@ -121,12 +138,11 @@ def across(sources, exercise, pattern=None, finals=None):
     The counted file is the one `batch.plan` would grade (the latest upload). Batches graded apart (two
     sections, a Gradescope assignment) are compared as one class: a copy split across them is flagged.
     """
-    import tempfile
     from .batch import plan
     from .notebook import NotebookError
     from .registry import exercise as get_exercise
     from .submission import read_code
-    stub, prints, who = get_exercise(exercise).stub, {}, {}
+    stub, entries, who = get_exercise(exercise).stub, [], []
     with tempfile.TemporaryDirectory(prefix="specdec-similar-") as work:
         for n, source in enumerate(sources):
             uploads = intake.read_batch(source, os.path.join(work, str(n)), pattern)
@@ -139,10 +155,10 @@ def across(sources, exercise, pattern=None, finals=None):
                 except (NotebookError, OSError):
                     continue
                 name = f"{os.path.basename(source.rstrip('/'))}: {file.name}"
-                prints[name] = fingerprint(code, stub)
+                entries.append((row.student, name, fingerprint(code, stub)))
                 score = (finals or {}).get(row.student, "") or upload.score
-                who[name] = f"{name} (student {row.student}" + (f", {upload.person}" if upload.person else "") + \
-                    (f", final {score}" if score != "" else "") + ")"
-    flagged = groups(prints)
-    lines = [f"{flagged[n].split(':')[0]}: {who[n]}" for n in sorted(flagged, key=lambda n: (flagged[n], n))]
-    return lines, len(prints)
+                who.append(f"{name} (student {row.student}" + (f", {upload.person}" if upload.person else "") +
+                           (f", final {score}" if score != "" else "") + ")")
+    flagged = flag(entries)
+    lines = [f"{f.split(':')[0]}: {w}" for f, w in sorted(zip(flagged, who)) if f]
+    return lines, len(entries)

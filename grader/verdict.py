@@ -116,15 +116,11 @@ def judge_case(case, outcome):
     return False, message, detail, crash
 
 
-def build(exercise, seed, cases, outcomes, key=None, lines=None, **fields):
+def build(exercise, seed, cases, outcomes, key=None, **fields):
     """A Report for `outcomes` (one per case, in order); `fields` fill in the rest (source, bonus ...).
 
-    `key`: what the diagnosis caches these cases' signatures under, when they are not `seed`'s own. `lines`:
-    the submission's own lines (the script of a notebook), where its exceptions are placed (`checked_lines`).
+    `key`: what the diagnosis caches these cases' signatures under, when they are not `seed`'s own.
     """
-    if lines is not None:
-        for outcome in outcomes:
-            checked_lines(outcome, lines)
     results, failed, bug = [], {}, False
     judged = [judge_case(case, outcome) for case, outcome in zip(cases, outcomes)]
     voided = twins(cases, outcomes, [j[0] for j in judged])

@@ -386,7 +386,8 @@ def _rename(rng, example):
         moved = [min(max(v + rng.uniform(-1 / 8, 1 / 8), 0.0), 1.0) for v in u]
         t, q2, p2 = renamed_draft(rng, tokens, [perturbed_row(rng, r) for r in q], [perturbed_row(rng, r) for r in p])
         return t, q2, p2, moved
-    twin = same_path(rng, draw, _path, _path(tokens, q, p, u))
+    asked = _path(tokens, q, p, u)   # None: the example itself sits on an edge; no draw can be said to ask the same
+    twin = same_path(rng, draw, _path, asked) if asked is not None else None
     return case(example.name, 0, twin) if twin else None
 
 

@@ -133,3 +133,18 @@ def test_a_file_the_machine_could_not_run_twice_is_not_graded_never_a_low_score(
     report = Report("ex01", "t", [CaseResult("a", False, 10, False, "not run: the machine was too busy")], 10,
                     host=True)
     assert batch.host_verdict(report).status == "error" and report.final is None and "too busy" in report.error
+
+
+def test_under_best_the_newest_of_equal_finals_counts_as_over_a_terms_history():
+    """`best` has one tie rule in a batch (batch._row_report) and across batches (gradebook.counted): the newest."""
+    from grader import gradebook
+    from grader.intake import File, Upload
+    from grader.report import CaseResult, Report
+    graded = []
+    for name in ("old.py", "new.py"):   # oldest first, as plan gives them
+        upload = Upload("s1", name)
+        graded.append((upload, File(name, name), Report("ex01", "t", [CaseResult("a", True, 10, True)], 10)))
+    row = batch.Row("s1", "ex01", [(u, f, False) for u, f, _ in graded], [], "", [u for u, _, _ in graded])
+    report = batch._row_report(row, graded, {}, "best")
+    history = [{"file": f.name, "final": r.final, "late": ""} for _, f, r in graded]
+    assert report.files[0] == f"{gradebook.counted(history, 'best')['file']}: counted" == "new.py: counted"

@@ -241,3 +241,34 @@ def test_similar_files_are_flagged_across_sections_and_a_gradescope_export_with_
     assert "3 files of ex01 in 2 sources: 2 flagged" in out
     assert "section_a: ex01_alice.py (student ex01_alice, final 110)" in out
     assert "gradescope: mine.py (student 777, Bob Roe, final 110.0)" in out and "erin" not in out
+
+
+def test_similar_flags_a_copy_between_two_student_folders_whose_files_have_one_name(tmp_path):
+    """Every student's folder may hold ex01_verify.py: one name for two files once kept one of them (3 files read
+    as 1, nothing flagged); each is named by its student where the names collide."""
+    from grader import similar
+    folder = tmp_path / "class"
+    for student, sub in (("alice", "good_plain.py"), ("bob", "good_plain.py"), ("carol", "wrong_no_stop.py")):
+        (folder / student).mkdir(parents=True)
+        shutil.copy(os.path.join(SUBS, sub), folder / student / "ex01_verify.py")
+    lines, count = similar.across([str(folder)], "ex01")
+    assert count == 3
+    assert sorted(lines) == ["S1: class: ex01_verify.py (student alice)", "S1: class: ex01_verify.py (student bob)"]
+
+
+def test_a_regrade_lists_the_earlier_file_that_counts_even_when_its_name_is_inside_the_new_ones(tmp_path):
+    """`files` says which file counts across batches: under `best`, a.py (10) graded before ba.py (0) still counts,
+    and both say so. The earlier file was once left out because 'a.py' is a substring of 'ba.py: counted', and
+    the new file still read 'counted'."""
+    from grader.report import CaseResult, Report
+
+    def report(name, passed):
+        r = Report("ex01", "t", [CaseResult("a", False, 10, passed)], 10, source=name, student="s1")
+        r.files = [f"{name}: counted"]
+        return r
+    book = str(tmp_path / "grades.csv")
+    gradebook.update(book, [report("a.py", True)], 0, "best")
+    gradebook.update(book, [report("ba.py", False)], 0, "best")
+    row = gradebook.read(book)[1][0]
+    assert (row["file"], row["final"]) == ("a.py", "10")
+    assert row["files"] == "ba.py: graded, 0 (not counted: best); a.py: graded in an earlier batch, counted"

@@ -150,3 +150,19 @@ def test_no_file_gives_a_clear_zero_and_of_several_the_rule_picks_one(autograder
     two = run(autograder, tmp_path / "two", {"scratch.py": "x = 1\n", "ex01_verify.py": good}, True)
     assert two["score"] == 110 and "graded: ex01_verify.py (of 2 files" in two["output"] and "scratch.py" in \
         two["output"]
+
+
+def test_a_failure_of_the_autograder_itself_is_told_to_the_instructor_as_well(tmp_path, monkeypatch, capsys):
+    """The student's results.json says the autograder failed; the autograder's output (hidden from students) says
+    what failed, so the instructor can act on it (it was once swallowed whole)."""
+    from grader import gradescope
+
+    def broken(home, started):
+        raise RuntimeError("config.json has no key 'exercise'")
+    monkeypatch.setattr(gradescope, "_grade", broken)
+    (tmp_path / "source").mkdir()
+    assert gradescope.run(str(tmp_path)) == 0
+    results = json.load(open(tmp_path / "results" / "results.json"))
+    assert results["score"] == 0 and "autograder itself failed (RuntimeError)" in results["output"]
+    assert "no key 'exercise'" not in results["output"]
+    assert "RuntimeError: config.json has no key 'exercise'" in capsys.readouterr().err

@@ -149,3 +149,23 @@ def test_every_file_of_a_class_is_sent_the_same_cases_in_the_same_order(tmp_path
         grade_file(str(path), "ex01", timeout=5.0, mode="process", seed=SECRET)
     assert len(sent) == 2 and sent[0] == sent[1]
     assert [c.name for c in exercise("ex01").cases(SECRET)] != []
+
+
+def test_a_sandbox_that_cannot_start_lets_go_of_the_lock_and_its_pipe(tmp_path, monkeypatch):
+    """A spawn that fails (bwrap gone, no memory for a process) raises; the batch's lock is released and the reply
+    pipe closed at once, not left to the grading process's exit (the batch's other files wait on that lock)."""
+    import fcntl
+
+    def fail(*args):
+        raise OSError("no bwrap")
+    monkeypatch.setattr(session.sandbox, "spawn", fail)
+    lock = str(tmp_path / "sandbox.lock")
+    before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(OSError, match="no bwrap"):
+        session.Sandboxed("process", str(tmp_path / "x.py"), False, bytearray(), [1], lock)
+    assert len(os.listdir("/proc/self/fd")) == before
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # BlockingIOError while a lost sandbox still holds it
+    finally:
+        os.close(fd)
