@@ -47,7 +47,7 @@ exact law, with a tolerance taken from the law itself.
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -236,6 +236,16 @@ class Comparison:
     drafts: list = field(default_factory=list)       # contexts the draft scored
     # per prompt, with a TimedTarget: (positions, seconds) of every target call of each side's run
     call_log: dict = field(default_factory=lambda: {"plain": [], "spec": []})
+
+    def extend(self, other):
+        """Append `other`'s prompts to these: every per-prompt list, those of `times` and `call_log` too."""
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, dict):
+                for key in mine:
+                    mine[key] += theirs[key]
+            elif isinstance(mine, list):
+                mine.extend(theirs)
 
     def speedup(self, clock="wall", **kw):
         """(median over prompts of t_plain / t_spec on `clock` ("wall" or "cpu"), low, high)."""
