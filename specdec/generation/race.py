@@ -35,6 +35,7 @@ import numpy as np
 
 from ..theory import expected_tokens_per_step
 from .measure import Comparison, TimedTarget, compare
+from .trees import full_tree
 
 
 class TimedDraft:
@@ -46,6 +47,8 @@ class TimedDraft:
         for name in ("chain", "tree", "propose", "argmax_next", "next_token_probs"):
             if hasattr(draft, name):
                 setattr(self, name, self._timed(getattr(draft, name), name))
+        if not hasattr(draft, "tree") and hasattr(draft, "next_token_probs"):   # a Draft verified as a tree:
+            self.tree = self._timed(lambda *args: full_tree(draft, *args), "tree")   # its full tree, nodes counted
 
     def _timed(self, fn, name):
         def timed(*args):

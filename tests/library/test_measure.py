@@ -391,3 +391,20 @@ def test_extend_appends_every_per_prompt_field():
     assert a.gamma == 2 and all(t == [1.0, 2.0] for t in a.times.values())
     assert a.accepted == a.tested == a.tokens == a.calls == a.positions == a.drafts == [1, 2]
     assert a.call_log == {"spec": [[(3, 0.1)], [(3, 0.2)]], "plain": [[(1, 0.01)], [(1, 0.02)]]}
+
+
+def test_a_race_counts_the_nodes_of_a_plain_drafts_full_tree(models):
+    """A Draft without a tree of its own, raced as a tree (verify="tree"), drafts decode's full tree: its nodes
+    count as drafted, so d is the nodes per call (positions - 1) and c is per node, not the whole drafting time."""
+    from specdec.generation.race import Arm, race
+
+    draft, target = models
+    prompts = [target.encode(s) for s in ["The ", "If the "]]
+    res = race(target, [Arm("full", lambda: draft, 2, 0.0, {"verify": "tree", "width": 2}, tree=True)], prompts,
+               12)["full"]
+    runs = [speculative_generate(draft, target, p, 12, 2, verify="tree", width=2) for p in prompts]
+    assert res.comparison.calls == [r.target_calls for r in runs]
+    assert res.drafted_per_call == pytest.approx(res.positions_per_call - 1)
+    assert res.drafted_per_call == pytest.approx(sum(sum(r.scored) - r.target_calls for r in runs)
+                                                 / sum(r.target_calls for r in runs))
+    assert math.isfinite(res.c) and res.c > 0         # per node (no timing asserted: its size is the machine's)
