@@ -66,7 +66,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from specdec.generation.decode import autoregressive_generate, speculative_generate  # noqa: E402
-from specdec.generation.measure import (TimedTarget, call_costs, compare, fresh_prompts,  # noqa: E402
+from specdec.generation.measure import (TimedTarget, call_costs, compare, fmt_ci, fresh_prompts,  # noqa: E402
                                         predicted_speedup, ratio_ci, ratio_difference_ci, sampled_step_ratio,
                                         visited_contexts)
 from specdec.generation.race import TimedDraft  # noqa: E402
@@ -86,10 +86,6 @@ RULES = {   # verify= name: what it does (greedy runs at temperature 0, the othe
     "tree": "a draft tree, --width children per node, verified by recursive rejection (lossless)",
 }
 WARMUP, COST = 8, 6     # prompts: the untimed warm-up (training text); c and r, per temperature (held out)
-
-
-def ci(est, lo, hi, fmt="{:.2f}"):
-    return f"{fmt.format(est)} [{fmt.format(lo)}, {fmt.format(hi)}]"
 
 
 def tree_nodes(width, depth):
@@ -150,8 +146,10 @@ def rule_table(rule, temperature, cold, warm, cost, width, situ):
         else:
             theory, expected = predicted_speedup(a[0], g, c, r[g]), f"{expected_tokens_per_step(a[0], g):.2f}"
             situ_theory = predicted_speedup(a[0], g, c, rs)
-        print(f"{str(res.gamma):>5} {pos:>8.2f} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {expected:>8} {ci(*s) + 'x':>17} "
-              f"{ci(*w) + 'x':>17} {theory:>10.2f}x {s[0] / theory:>9.2f}x {rs:>9.2f} {s[0] / situ_theory:>15.2f}x "
+        print(f"{str(res.gamma):>5} {pos:>8.2f} {fmt_ci(a, '.3f'):>19} {fmt_ci(e, '.2f'):>17} "
+              f"{expected:>8} {fmt_ci(s, '.2f') + 'x':>17} "
+              f"{fmt_ci(w, '.2f') + 'x':>17} {theory:>10.2f}x {s[0] / theory:>9.2f}x {rs:>9.2f} "
+              f"{s[0] / situ_theory:>15.2f}x "
               f"{hot[0]:>8.2f}x")
         label = f"width {width} depth {g}" if tree else f"gamma {g}"
         key = g if res.gamma != "auto" else "auto"
@@ -176,17 +174,16 @@ DRAFT_KINDS = {   # name: (what it is, make(target, load_models), verify, settin
 }
 
 
-def draft_kind_tables(target, load_models, by_gamma, per_gamma, warmup, temps, tokens, seed, quick):
+def draft_kind_tables(target, load_models, by_gamma, per_gamma, warmup, temps, tokens, seed):
     """Each draft kind at each temperature: {(kind, T): [(setting label, alpha, tok/call, c, r, speedup, theory)]}."""
     out = {}
-    inner = target
     for kind, (what, make, shape, gammas) in DRAFT_KINDS.items():
         for t in temps:
             rule = ("tree" if shape == "tree" else "token") if t > 0 else ("tree" if shape == "tree" else "greedy")
             kw = {"verify": rule, "width": (3 if kind == "heads tree" else 2) if shape == "tree" else None}
             keys = list(by_gamma)[:len(gammas)]                # a setting's prompts: those of a chain gamma
             prompts = [by_gamma[k][i] for i in range(per_gamma) for k in keys]
-            draft = TimedDraft(make(inner, load_models))
+            draft = TimedDraft(make(target, load_models))
             compare(draft, target, warmup[:2], gammas[:1], tokens, t, **kw)          # untimed: code paths
             situ = TimedTarget(target)
             rows = []
@@ -210,7 +207,8 @@ def draft_kind_tables(target, load_models, by_gamma, per_gamma, warmup, temps, t
                       f"{'theory(c,r)':>11} {'CPU/theory':>10}")
             print(header + "\n" + "-" * len(header))
             for label, a, e, c, r, sp, theory in rows:
-                print(f"{label:>18} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {c:>7.4f} {r:>7.2f} {ci(*sp) + 'x':>17} "
+                print(f"{label:>18} {fmt_ci(a, '.3f'):>19} {fmt_ci(e, '.2f'):>17} {c:>7.4f} "
+                      f"{r:>7.2f} {fmt_ci(sp, '.2f') + 'x':>17} "
                       f"{theory:>10.2f}x {sp[0] / theory:>9.2f}x")
             print()
     return out
@@ -334,8 +332,9 @@ def main(argv=None):
     print("-" * len(header))
     for rule, rows in results.items():
         label, pos, e, s, w, hot = max(rows.values(), key=lambda row: row[3][0])
-        print(f"{rule:<8} {temperature[rule]:>3g} {label:>16} {pos:>8.2f} {ci(*e):>17} {ci(*s) + 'x':>17} "
-              f"{ci(*w) + 'x':>17} {hot:>8.2f}x")
+        print(f"{rule:<8} {temperature[rule]:>3g} {label:>16} {pos:>8.2f} {fmt_ci(e, '.2f'):>17} "
+              f"{fmt_ci(s, '.2f') + 'x':>17} "
+              f"{fmt_ci(w, '.2f') + 'x':>17} {hot:>8.2f}x")
     others = [rule for rule in ("block", "typical") if rule in runs]
     if "token" in runs and others:
         print(f"\ntokens per call against the token rule, T = {args.temperature:g}, on the same prompts: "
@@ -344,7 +343,7 @@ def main(argv=None):
         print(header)
         print("-" * len(header))
         for g in gammas:
-            print(f"{g:>5} " + " ".join(f"{ci(*paired(runs['token'][g], runs[rule][g]), '{:+.3f}'):>22}"
+            print(f"{g:>5} " + " ".join(f"{fmt_ci(paired(runs['token'][g], runs[rule][g]), '+.3f'):>22}"
                                         for rule in others))
         if "block" in others and 1 in gammas:   # a check of the pairing: the same seeds, the same draws
             print("(at gamma 1 block verification is the token rule draw for draw: with the same seeds, the same text)")
@@ -359,12 +358,12 @@ def main(argv=None):
             n = tree_nodes(args.width, d)
             tl, _, te, ts, _, _ = results["tree"][d]
             cl, _, ce, cs, _, _ = results["token"][n]
-            print(f"{n + 1:>9} {tl:>16} {ci(*te):>17} {ci(*ts) + 'x':>17} {cl:>8} {ci(*ce):>17} {ci(*cs) + 'x':>17} "
-                  f"{ci(*paired(runs['token'][n], runs['tree'][d]), '{:+.3f}'):>25}")
+            print(f"{n + 1:>9} {tl:>16} {fmt_ci(te, '.2f'):>17} {fmt_ci(ts, '.2f') + 'x':>17} "
+                  f"{cl:>8} {fmt_ci(ce, '.2f'):>17} {fmt_ci(cs, '.2f') + 'x':>17} "
+                  f"{fmt_ci(paired(runs['token'][n], runs['tree'][d]), '+.3f'):>25}")
     if args.drafts:
         print("\nwhere the drafts come from (the same prompts, each kind on a fresh draft; c and r timed in the runs):")
-        kinds = draft_kind_tables(target, load_models, by_gamma, per_gamma, warmup, temps, args.tokens, args.seed,
-                                  args.quick)
+        kinds = draft_kind_tables(target, load_models, by_gamma, per_gamma, warmup, temps, args.tokens, args.seed)
         print("each draft kind at its best setting by cold CPU speedup, beside the n-gram's chain at its best gamma:")
         header = f"{'draft':<12} {'T':>3} {'setting':>18} {'alpha':>19} {'tok/call':>17} {'c':>7} {'cold, CPU':>17}"
         print(header + "\n" + "-" * len(header))
@@ -372,11 +371,12 @@ def main(argv=None):
             chain = results.get("greedy" if t == 0 else "token")
             if chain:
                 label, _, e, sp, _, _ = max(chain.values(), key=lambda row: row[3][0])
-                print(f"{'n-gram':<12} {t:>3g} {label:>18} {'(above)':>19} {ci(*e):>17} {'':>7} {ci(*sp) + 'x':>17}")
+                print(f"{'n-gram':<12} {t:>3g} {label:>18} {'(above)':>19} "
+                      f"{fmt_ci(e, '.2f'):>17} {'':>7} {fmt_ci(sp, '.2f') + 'x':>17}")
             for kind in DRAFT_KINDS:
                 label, a, e, c, _, sp, _ = max(kinds[kind, t], key=lambda row: row[5][0])
-                print(f"{kind:<12} {t:>3g} {label:>18} {ci(*a, '{:.3f}'):>19} {ci(*e):>17} {c:>7.4f} "
-                      f"{ci(*sp) + 'x':>17}")
+                print(f"{kind:<12} {t:>3g} {label:>18} {fmt_ci(a, '.3f'):>19} {fmt_ci(e, '.2f'):>17} {c:>7.4f} "
+                      f"{fmt_ci(sp, '.2f') + 'x':>17}")
     if args.contexts:
         n = 12 if args.quick else 24
         long = [encode(p) for p in fresh_prompts(text, n, 300, seed=args.seed + 2, start=held_out)]
@@ -389,8 +389,8 @@ def main(argv=None):
         for name in ("short", "long"):
             plain, spec, toks, calls = ctx[name]
             print(f"  {name:>5}: plain {n * args.tokens / sum(plain):7.0f} tok/s, speculative "
-                  f"{n * args.tokens / sum(spec):7.0f} tok/s (CPU); speedup {ci(*ratio_ci(plain, spec))}x, "
-                  f"tok/call {ci(*ratio_ci(toks, calls))}")
+                  f"{n * args.tokens / sum(spec):7.0f} tok/s (CPU); speedup {fmt_ci(ratio_ci(plain, spec), '.2f')}x, "
+                  f"tok/call {fmt_ci(ratio_ci(toks, calls), '.2f')}")
         (pl, sl, _, _), (ps, ss, _, _) = ctx["long"], ctx["short"]
         est, lo, hi = ratio_difference_ci(ps, ss, pl, sl)   # speedup long - short, paired by round (same moment)
         base = sum(ps) / sum(ss)

@@ -19,6 +19,7 @@ The load average is printed with every number. Exits 1 if a row differs from its
 """
 
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -52,7 +53,7 @@ def load():
 
 
 def alone(path, exercise):
-    """(score, total) of one file graded alone, with the class's seed."""
+    """(score + bonus, status) of one file graded alone, with the class's seed."""
     _, result = run(path, "--exercise", exercise, "--seed", str(SEED), "--json")
     if result.returncode not in (0, 1, 2) or not result.stdout.strip():
         raise SystemExit(f"{path}: {result.stderr[-400:]}")
@@ -132,6 +133,7 @@ def gradescope_door(entries, exercise, work):
     if result.returncode != 0:
         raise SystemExit(result.stderr)
     scores, start = {}, time.perf_counter()
+    os.makedirs("/autograder", exist_ok=True)             # the mount point bwrap binds each home on
     for student, uid, path in entries:
         home = os.path.join(work, "gs", student)
         for d in ("source", "submission", "results"):
@@ -141,7 +143,6 @@ def gradescope_door(entries, exercise, work):
         shutil.copy(os.path.join(home, "source", "run_autograder"), os.path.join(home, "run_autograder"))
         os.chmod(os.path.join(home, "run_autograder"), 0o755)
         shutil.copy(path, os.path.join(home, "submission", os.path.basename(path)))
-        os.makedirs("/autograder", exist_ok=True)
         argv = ["bwrap", "--dev-bind", "/", "/", "--bind", home, "/autograder"]
         subprocess.run(argv + ["/autograder/run_autograder"], capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"))
@@ -150,10 +151,16 @@ def gradescope_door(entries, exercise, work):
     return scores, time.perf_counter() - start
 
 
-def hog(on):
-    if not on:
-        return []
-    return [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(os.cpu_count() or 2)]
+@contextlib.contextmanager
+def hog(on=True):
+    """A CPU hog on every core while the block runs (on=False: none), killed at its end."""
+    spinners = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(os.cpu_count() or 2)] if on else []
+    try:
+        yield
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
 
 
 def main(argv=None):
@@ -202,18 +209,13 @@ def main(argv=None):
             print(f"  Gradescope: {t:.1f} s for {len(scores)} runs of run_autograder ({t / size:.2f} s a file), "
                   f"{len(wrong)} differ from the file alone, {load()}")
             ok &= not wrong
-        spinners = hog(True)
-        try:
+        with hog():
             time.sleep(2)
             book = os.path.join(work, "canvas_loaded.csv")
             t, result = run("--batch", downloads["Canvas"], "--exercise", "ex01", "--seed", str(SEED), "--csv", book,
                             "--jobs", "2")
             print(f"  Canvas download beside a CPU hog on every core: {t:.1f} s ({t / size:.2f} s a file), {load()}")
             ok &= check("Canvas, loaded", book, expected)
-        finally:
-            for p in spinners:
-                p.kill()
-                p.wait()
 
         entries04 = [(f"s{i:03d}", 20000 + i, os.path.join(SUBS, "ex04", EX04[i % len(EX04)])
                       if i % len(EX04) else os.path.join(ROOT, "exercises", "ex04_sampler", "solution.py"))
@@ -225,17 +227,12 @@ def main(argv=None):
         download = moodle_zip(os.path.join(work, "ex04.zip"), entries04, "ex04")
         print(f"an ex04 class of {size04}:")
         for loaded in (False, True):
-            spinners = hog(loaded)
-            try:
+            with hog(loaded):
                 book = os.path.join(work, f"ex04_{loaded}.csv")
                 t, _ = run("--batch", download, "--exercise", "ex04", "--seed", str(SEED), "--csv", book, "--jobs",
                            "2")
                 print(f"  {'beside a CPU hog' if loaded else 'quiet'}: {t:.1f} s ({t / size04:.2f} s a file), {load()}")
                 ok &= check("ex04" + (", loaded" if loaded else ""), book, expected04)
-            finally:
-                for p in spinners:
-                    p.kill()
-                    p.wait()
 
         import importlib.util   # the mistake tests/grader/test_grading_key.py writes four ways
         spec = importlib.util.spec_from_file_location("keyed", os.path.join(ROOT, "tests", "grader",

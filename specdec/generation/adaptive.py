@@ -2,9 +2,9 @@
 
 The best gamma maximises theory(c, r) = E(alpha, gamma) / (r(gamma) + gamma c)
 (lesson 06; `measure.predicted_speedup`), and every term of it moves with the
-machine: r(gamma) went from 1.11 to 1.40 at gamma 1 between two states of the
-same 2-core machine, and the best gamma from 5 to 8 with it. So speculative
-generation with gamma="auto" measures them on the fly, on its own calls:
+machine: the same machine, busy or quiet, gives another r(gamma) and with it
+another best gamma (lesson 09 measures r). So speculative generation with
+gamma="auto" measures them on the fly, on its own calls:
 
 - alpha: accepted / tested drafts so far, pooled, after a prior of 2 accepted
   in 3 tested (so the first steps do not swing to gamma 1 or to the longest);
@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from ..theory import expected_tokens_per_step
+from .measure import predicted_speedup
 
 EXPLORE = (1, 4, 8)          # the first steps' gammas (capped at max_gamma)
 PRIOR = (2.0, 3.0)           # alpha's prior: accepted, tested
@@ -79,7 +79,7 @@ class GammaChooser:
         F, P = line or self.cost_line()
         one = max(F + P, 1e-12)
         c = (self.draft_seconds / self.draft_steps if self.draft_steps else 0.0) / one
-        return expected_tokens_per_step(min(self.alpha(), 1.0), gamma) / ((F + P * (gamma + 1)) / one + gamma * c)
+        return predicted_speedup(min(self.alpha(), 1.0), gamma, c, r=(F + P * (gamma + 1)) / one)
 
     def best(self):
         line = self.cost_line()

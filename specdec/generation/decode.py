@@ -53,7 +53,7 @@ import numpy as np
 from .. import multidraft, rules
 from .._checks import check_nonnegative, check_sequence, shown, to_float
 from .adaptive import GammaChooser
-from .interface import Target, check_draft, check_model
+from .interface import Target, check_draft_model, check_model
 from .rows import NumpyRows, sample_index
 from .trees import full_tree
 
@@ -127,7 +127,7 @@ def _check_rule(draft, target, verify, temperature, width, eps, delta, gamma):
         if width < 1:
             raise ValueError(f"width must be an int >= 1, got {shown(width)}")
         to_float(width, "width")
-    check_draft(draft, "tree" if verify in TREE_RULES else "chain")
+    check_draft_model(draft, "tree" if verify in TREE_RULES else "chain")
     check_model(target, Target, "target")
     if draft.V != target.V:
         raise ValueError(f"the draft has {draft.V} ids but the target has {target.V}: they must share a vocabulary")

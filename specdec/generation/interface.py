@@ -77,7 +77,7 @@ MEMBERS = {Draft: ("V", "propose", "argmax_next", "next_token_probs"),
 # A draft that proposes a whole step at once (lesson 13) has one of these instead of Draft's per-token members:
 #   chain(ids, gamma, temperature, rng) -> (at most gamma ids, the rows they were drawn from; None at T = 0)
 #   tree(ids, depth, width, temperature, rng) -> (tokens, parents, q_rows, draft contexts scored), `trees.py`
-STEP_MEMBERS = {"chain": "chain", "tree": "tree"}
+STEP_MEMBERS = ("chain", "tree")
 
 
 def check_model(model, protocol, name):
@@ -89,8 +89,9 @@ def check_model(model, protocol, name):
                         f"(specdec.generation.interface.{protocol.__name__}: {', '.join(MEMBERS[protocol])}){hint}")
 
 
-def check_draft(draft, kind):
-    """Raise a TypeError naming what `draft` lacks: a Draft, or (kind "chain" or "tree") a draft with that step."""
-    if kind in STEP_MEMBERS and callable(getattr(draft, STEP_MEMBERS[kind], None)) and hasattr(draft, "V"):
+def check_draft_model(draft, kind):
+    """Raise a TypeError naming what `draft` lacks: a Draft, or (kind "chain" or "tree") a draft with that step.
+    (`specdec._checks.check_draft` checks a draft's tokens and rows, not its model.)"""
+    if kind in STEP_MEMBERS and callable(getattr(draft, kind, None)) and hasattr(draft, "V"):
         return
     check_model(draft, Draft, "draft")

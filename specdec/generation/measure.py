@@ -47,7 +47,7 @@ exact law, with a tolerance taken from the law itself.
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -180,7 +180,7 @@ class TimedTarget:
     `log` holds (n, seconds) for every call in order; `compare` reads it to give each prompt its own calls, so
     r(gamma) gets an interval over prompts (`Comparison.r`). Wrap the target of a `compare` run to measure r in
     situ, on the very (cold) runs being compared: the plain runs supply the 1-position calls. The two clock reads
-    per call (about a microsecond with the CPU clock) are far below a target call's cost.
+    per call are far below a target call's cost.
     """
 
     def __init__(self, target, clock="cpu"):
@@ -236,6 +236,16 @@ class Comparison:
     drafts: list = field(default_factory=list)       # contexts the draft scored
     # per prompt, with a TimedTarget: (positions, seconds) of every target call of each side's run
     call_log: dict = field(default_factory=lambda: {"plain": [], "spec": []})
+
+    def extend(self, other):
+        """Append `other`'s prompts to these: every per-prompt list, those of `times` and `call_log` too."""
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, dict):
+                for key in mine:
+                    mine[key] += theirs[key]
+            elif isinstance(mine, list):
+                mine.extend(theirs)
 
     def speedup(self, clock="wall", **kw):
         """(median over prompts of t_plain / t_spec on `clock` ("wall" or "cpu"), low, high)."""
@@ -395,8 +405,8 @@ def visited_contexts(draft, target, prompts, gamma, max_new_tokens, temperature=
 def draft_step_seconds(draft, draft_contexts, temperature=0.0, seed=0, clock="cpu"):
     """[lists]: per list of contexts, the seconds of one draft step (greedy `argmax_next`, else `propose`).
 
-    One clock read before and after each list, so the timer costs nothing next to the steps (a sampled step of
-    the shipped draft is a few microseconds, a CPU clock read about half of one). Give contexts the draft has
+    One clock read before and after each list, not each step: a draft step can cost little more than a clock
+    read, so per-step reads would time the clock. Give contexts the draft has
     never been asked about: the prefixes of texts new to the process, or `visited_contexts`.
     """
     now, rng, out = CLOCKS[clock], np.random.default_rng(seed), []

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..theory import expected_tokens_per_step
 from .measure import Comparison, TimedTarget, compare
+from .trees import full_tree
 
 
 class TimedDraft:
@@ -46,6 +47,8 @@ class TimedDraft:
         for name in ("chain", "tree", "propose", "argmax_next", "next_token_probs"):
             if hasattr(draft, name):
                 setattr(self, name, self._timed(getattr(draft, name), name))
+        if not hasattr(draft, "tree") and hasattr(draft, "next_token_probs"):   # a Draft verified as a tree:
+            self.tree = self._timed(lambda *args: full_tree(draft, *args), "tree")   # its full tree, nodes counted
 
     def _timed(self, fn, name):
         def timed(*args):
@@ -97,13 +100,6 @@ class ArmResult:
         return tokens / (self.r + d * self.c)
 
 
-def _merge(into, res):
-    for key in into.times:
-        into.times[key] += res.times[key]
-    for name in ("accepted", "tested", "tokens", "calls", "positions", "drafts"):
-        getattr(into, name).extend(getattr(res, name))
-
-
 def race(target, arms, prompts, max_new_tokens, seed=0, warmup=()):
     """{arm name: ArmResult}: every arm on every prompt, one round per prompt, the arms' order rotating.
 
@@ -114,8 +110,6 @@ def race(target, arms, prompts, max_new_tokens, seed=0, warmup=()):
     for arm in arms:
         for prompt in warmup:
             compare(drafts[arm.name], target, [prompt], [arm.gamma], max_new_tokens, arm.temperature, **arm.options)
-    for t in timed.values():
-        t.seconds.clear()
     for d in drafts.values():
         d.seconds, d.drafted = 0.0, 0
     merged = {arm.name: Comparison(arm.gamma) for arm in arms}
@@ -124,7 +118,7 @@ def race(target, arms, prompts, max_new_tokens, seed=0, warmup=()):
             arm = arms[(i + j) % len(arms)]
             res = compare(drafts[arm.name], timed[arm.name], [prompt], [arm.gamma], max_new_tokens, arm.temperature,
                           seed=seed + i, **arm.options)
-            _merge(merged[arm.name], res[arm.gamma])
+            merged[arm.name].extend(res[arm.gamma])
     out = {}
     for arm in arms:
         seconds, res = timed[arm.name].seconds, merged[arm.name]

@@ -44,10 +44,9 @@ interval over texts.
 import glob
 import os
 import time
+from dataclasses import dataclass
 
 import numpy as np
-
-from dataclasses import dataclass
 
 from .measure import bootstrap_ci, ratio_ci
 

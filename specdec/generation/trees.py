@@ -19,8 +19,9 @@ lossless (lesson 11). Two shapes:
   or at other branches' draws, would pick which draws the verifier sees, and bias
   the text): each level stays recursive rejection of q's own draws, lossless.
 
-Both take the draft's rows through `rows(paths)`: the rows q(. | ids + path) for a
-list of paths (one draft call each; `draft_rows` for a `Draft`).
+`threshold_tree` takes the draft's rows through `rows(paths)`: the rows q(. | ids + path)
+for a list of paths (`draft_rows` for a `Draft`); `full_tree` asks a `Draft` itself,
+one `next_token_probs` call per level.
 
     >>> q = {(): [0.0, 0.9, 0.1], (1,): [0.5, 0.0, 0.5], (2,): [1.0, 0.0, 0.0]}
     >>> rows = lambda paths: [np.array(q.get(tuple(p), [1 / 3] * 3)) for p in paths]
@@ -30,7 +31,6 @@ list of paths (one draft call each; `draft_rows` for a `Draft`).
 """
 
 import numpy as np
-
 
 
 class ThresholdTreeDraft:

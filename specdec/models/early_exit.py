@@ -10,8 +10,8 @@ inputs), so the verification call starts each drafted position at block `blocks`
 draft, goes through every block).
 
 What it costs, c: a draft step is a call through `blocks` of n_layer blocks,
-so c is about blocks / n_layer of a one-position call, plus the head, far from
-the n-gram's thousandth; what it saves: the verification skips those blocks for
+so c is about blocks / n_layer of a one-position call, plus the head, far above
+the n-gram's c; what it saves: the verification skips those blocks for
 gamma positions. Whether that pays depends on alpha, which the shipped target
 was not trained for (LayerSkip trains its layers to exit early): lesson 13
 measures both, on this CPU and on a cost model where a call costs the weights it

@@ -42,7 +42,7 @@ import os
 
 import numpy as np
 
-from ..generation.rows import tempered_probs
+from ..generation.rows import sample_index, tempered_probs
 from ..generation.trees import threshold_tree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -106,10 +106,7 @@ class HeadsDraft:
         rows = rows[:g]
         if temperature == 0:
             return [int(x) for x in rows.argmax(1)], None
-        cdf = np.cumsum(rows, axis=1)
-        u = rng.random(g) * cdf[:, -1]
-        tokens = [min(int(np.searchsorted(c, x, side="right")), self.V - 1) for c, x in zip(cdf, u)]
-        return tokens, list(rows)
+        return [sample_index(row, rng) for row in rows], list(rows)
 
     def tree(self, ids, depth, width, temperature, rng):
         """(tokens, parents, q_rows, draft contexts): a `threshold_tree` over the heads' rows, at most K levels."""

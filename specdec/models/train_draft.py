@@ -1,6 +1,6 @@
 """Distil the draft q from the transformer target and write it: `python -m specdec.models.train_draft`.
 
-NumPy only, about 5 minutes on one core. The corpus, vocabulary and held-out
+NumPy only, on one core (it prints how long each phase took). The corpus, vocabulary and held-out
 split are `train.py`'s. The draft is an order-7 character n-gram whose counts
 are the target's own predictions (`NGramModel.distil`, after DistillSpec, Zhou
 et al. 2023): soft counts from p(. | context) at every position of

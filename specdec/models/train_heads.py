@@ -1,6 +1,6 @@
 """Train the Medusa heads on the target's hidden states and write them: `python -m specdec.models.train_heads`.
 
-NumPy only, about 3 minutes on one core. The corpus, vocabulary and held-out
+NumPy only, on one core (it prints how long each phase took). The corpus, vocabulary and held-out
 split are `train.py`'s; the target is the shipped transformer, frozen. The data:
 the target's final hidden state f_t and its rows p(. | x_{<=t}) at every position of
 

@@ -194,12 +194,12 @@ else:                                                           # pragma: no cov
 def _mm(x, w):
     """x @ w for a pass's rows, in the BLAS call that is cheapest for their number (the same up to float32 rounding).
 
-    OpenBLAS's matrix product (with the Haswell kernels this machine's environment selects) costs for a few rows
-    what it costs for a block of 4 or 8, and more for a remainder: per block of the 4 products of d = 192 (us),
-    1 row 22, 2 rows 89, 3 rows 135, 4 rows 71, 7 rows 171, 8 rows 106. So 2 to MM_ROWS rows take one
-    matrix-vector product each (NumPy's loop over a stack of [1, d] rows: 2 rows 42, 6 rows 99), and more rows
-    are padded to a multiple of 4 (7 rows 106). BLAS builds with small-matrix kernels (OpenBLAS's SkylakeX: 2
-    rows 27, 6 rows 45) would rather take one product for 2..6 rows: MM_ROWS = 1 does that.
+    OpenBLAS's matrix product (with the Haswell kernels this machine's environment selects) works on rows in
+    blocks of 4: a few rows cost about what a full block costs, a remainder more, and one row goes to a
+    matrix-vector kernel. So 2 to MM_ROWS rows take one matrix-vector product each (NumPy's loop over a stack
+    of [1, d] rows), and more rows are padded to a multiple of 4. BLAS builds with small-matrix kernels
+    (OpenBLAS's SkylakeX) would rather take one product for 2..6 rows: MM_ROWS = 1 does that. Lesson 08
+    measures the steps left in a call's cost (`generation.roofline.cost_steps`).
     """
     n = len(x)
     if n == 1 or n % 4 == 0 and n > MM_ROWS:

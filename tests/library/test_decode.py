@@ -280,3 +280,11 @@ def test_speculative_generate_names_the_bad_argument(models, kwargs, error, matc
     draft, target = models
     with pytest.raises(error, match=match):
         speculative_generate(draft, target, **({"prompt_ids": [1, 2], "max_new_tokens": 3, "gamma": 2} | kwargs))
+
+
+def test_the_cli_offers_exactly_the_generators_rules():
+    """`python -m specdec` names the rules without importing NumPy, so it keeps its own list: the same list."""
+    import specdec.__main__ as cli
+    from specdec.generation import decode
+
+    assert set(cli.RULES) == set(decode.RULES) and set(cli.TREE_RULES) == set(decode.TREE_RULES)

@@ -356,3 +356,55 @@ def test_draft_step_seconds_times_one_step_per_context_with_the_right_method():
     made.clear()
     draft_step_seconds(Recording(), [[[5]]], temperature=1.0)
     assert made == [("propose", (5,))]
+
+
+def test_a_race_keeps_every_field_of_each_arms_runs(models):
+    """race merges each arm's one-prompt comparisons into one (Comparison.extend): the call log too, so the
+    in-situ r and the target's share are there to ask for; each arm's counts are those of its own runs."""
+    from specdec.generation.race import Arm, race
+
+    draft, target = models
+    prompts = [target.encode(s) for s in ["The ", "If the ", "A class "]]
+    out = race(target, [Arm("g2", lambda: draft, gamma=2), Arm("g3", lambda: draft, gamma=3)], prompts, 15)
+    for name, g in (("g2", 2), ("g3", 3)):
+        res = out[name].comparison
+        runs = [speculative_generate(draft, target, p, 15, g) for p in prompts]
+        assert res.calls == [r.target_calls for r in runs] and res.accepted == [sum(r.accepted) for r in runs]
+        assert all(len(t) == 3 for t in res.times.values())
+        assert [len(log) for log in res.call_log["spec"]] == [r.target_calls for r in runs]
+        assert [len(log) for log in res.call_log["plain"]] == [15] * 3
+        est, lo, hi = res.r()
+        assert 0 < lo <= est <= hi
+        assert 0 < res.target_share()[0] <= 1
+
+
+def test_extend_appends_every_per_prompt_field():
+    a, b = Comparison(2), Comparison(2)
+    for c, k in ((a, 1), (b, 2)):
+        for key in c.times:
+            c.times[key].append(float(k))
+        for name in ("accepted", "tested", "tokens", "calls", "positions", "drafts"):
+            getattr(c, name).append(k)
+        c.call_log["spec"].append([(3, 0.1 * k)])
+        c.call_log["plain"].append([(1, 0.01 * k)])
+    a.extend(b)
+    assert a.gamma == 2 and all(t == [1.0, 2.0] for t in a.times.values())
+    assert a.accepted == a.tested == a.tokens == a.calls == a.positions == a.drafts == [1, 2]
+    assert a.call_log == {"spec": [[(3, 0.1)], [(3, 0.2)]], "plain": [[(1, 0.01)], [(1, 0.02)]]}
+
+
+def test_a_race_counts_the_nodes_of_a_plain_drafts_full_tree(models):
+    """A Draft without a tree of its own, raced as a tree (verify="tree"), drafts decode's full tree: its nodes
+    count as drafted, so d is the nodes per call (positions - 1) and c is per node, not the whole drafting time."""
+    from specdec.generation.race import Arm, race
+
+    draft, target = models
+    prompts = [target.encode(s) for s in ["The ", "If the "]]
+    res = race(target, [Arm("full", lambda: draft, 2, 0.0, {"verify": "tree", "width": 2}, tree=True)], prompts,
+               12)["full"]
+    runs = [speculative_generate(draft, target, p, 12, 2, verify="tree", width=2) for p in prompts]
+    assert res.comparison.calls == [r.target_calls for r in runs]
+    assert res.drafted_per_call == pytest.approx(res.positions_per_call - 1)
+    assert res.drafted_per_call == pytest.approx(sum(sum(r.scored) - r.target_calls for r in runs)
+                                                 / sum(r.target_calls for r in runs))
+    assert math.isfinite(res.c) and res.c > 0         # per node (no timing asserted: its size is the machine's)
