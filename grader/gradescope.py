@@ -109,9 +109,11 @@ print(json.dumps(sorted(files)))
 
 
 def kit_files(exercise, root=None):
-    """The files of the kit that grading `exercise` imports (relative to `root`), and the engine's worker: what the
-    autograder ships. Found by importing them in a fresh interpreter, so nothing else of the course (no other
-    exercise, no solution, no notebook, no model) is in the zip."""
+    """What the autograder ships (paths relative to `root`): the whole engine (every module of `grader/`, so that
+    an import made inside a function, found only when it runs, is there too: once `grader/inprocess.py` was not,
+    and every upload scored 0), and of the rest of the kit what grading `exercise` imports, found by importing
+    it in a fresh interpreter: that exercise's cases and the library's reference; no other exercise, no solution,
+    no notebook, no model."""
     import subprocess
     from .registry import FOLDERS, ROOT
     root = os.path.abspath(root or ROOT)
@@ -119,7 +121,9 @@ def kit_files(exercise, root=None):
                            cwd=root, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"), timeout=120)
     if found.returncode != 0:
         raise ValueError(f"cannot list what grading {exercise} needs: {found.stderr.strip()[-300:]}")
-    files = set(json.loads(found.stdout)) | {os.path.join("grader", "worker.py")}
+    engine = {os.path.relpath(os.path.join(folder, name), root)
+              for folder, _, names in os.walk(os.path.join(root, "grader")) for name in names if name.endswith(".py")}
+    files = set(json.loads(found.stdout)) | engine
     return sorted(f for f in files if f.endswith(".py") and not f.endswith("solution.py")
                   and f.split(os.sep)[0] in KIT)
 
@@ -166,6 +170,29 @@ def results(report, isolation, seconds, seed, chosen=""):
 def _text(case):
     from .report import clean
     return "\n".join([clean(case.message, 600)] + [clean(d, 420) for d in case.detail]).strip()
+
+
+FAILED = ("The autograder could not grade this submission: the autograder itself failed ({kind}), not your "
+          "code. Your instructor can see the error in this submission's autograder output; ask them to regrade it, or "
+          "resubmit later.")
+
+
+def failed(exc, started):
+    """The results.json of an autograder that failed, and the report of it for the instructor.
+
+    The traceback goes to the autograder's standard output, which Gradescope shows to instructors only
+    (`stdout_visibility` hidden), and into `extra_data["autograder_error"]`, which the instructor's export of the
+    submissions holds; the student reads that it is the autograder's failure and what to do, nothing of the kit.
+    """
+    import traceback
+    from .report import clean
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
+    print("AUTOGRADER ERROR (shown to instructors only): the autograder failed; the submission was not graded.\n"
+          + trace, flush=True)
+    document = _zero(FAILED.format(kind=type(exc).__name__), started)
+    document["extra_data"] = {"status": "autograder error",
+                              "autograder_error": clean(f"{type(exc).__name__}: {exc}", 1000)}
+    return document
 
 
 def _lock(path):
@@ -225,12 +252,8 @@ def run(home="/autograder"):
     _lock(out)
     try:
         document = _grade(home, started)
-    except Exception as exc:   # the grader's own failure: the student is told it is not theirs
-        from .report import clean   # the instructor reads what failed in the autograder's output (hidden from students)
-        print(f"error: the autograder failed ({type(exc).__name__}: {clean(str(exc), 300)})", file=sys.stderr)
-        document = _zero(f"The autograder itself failed ({type(exc).__name__}): not your submission's fault. "
-                         "Your instructor has been told by this message; resubmit later or ask them to regrade.",
-                         started)
+    except Exception as exc:   # the grader's own failure: never the student's, and the instructor is told
+        document = failed(exc, started)
     tmp = os.path.join(out, ".results.json.tmp")
     if os.path.lexists(tmp):
         os.unlink(tmp)

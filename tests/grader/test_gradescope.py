@@ -2,7 +2,11 @@
 
 Each run unpacks the zip into a folder of its own, mounted at /autograder in a bubblewrap mount namespace
 (the layout Gradescope's specification gives: source/, submission/, results/), and runs run_autograder there
-as root, as Gradescope does. "Without bubblewrap" hides /usr/bin/bwrap inside that namespace (Gradescope's
+as root, as Gradescope does, with no checkout of the course on any path: the `python3` it finds is this
+interpreter without its site-packages' start-up files (`-S`: the editable install of the checkout is never
+found), given only the third-party packages Gradescope's setup.sh installs. So the zip grades alone, or fails
+here as it would on Gradescope (once, `grader/inprocess.py` was missing from it and every upload scored 0 while
+these tests passed). "Without bubblewrap" hides /usr/bin/bwrap inside that namespace (Gradescope's
 container may refuse the namespaces bubblewrap needs): the grader then runs each submission as a fresh
 unprivileged user. Every results.json is validated against the JSON Schema written from Gradescope's
 documented format (`gradescope.RESULTS_SCHEMA`, https://gradescope-autograders.readthedocs.io/en/latest/specs/).
@@ -27,19 +31,23 @@ pytestmark = [pytest.mark.slow, NEEDS_BWRAP,
               pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs run_autograder as root; so must this")]
 
 
-@pytest.fixture(scope="module")
-def autograder(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gs") / "autograder.zip"
-    result = subprocess.run([sys.executable, "-m", "specdec.grade", "gradescope", "--exercise", "ex01", "--seed",
+def build(tmp_path_factory, exercise):
+    out = tmp_path_factory.mktemp("gs") / f"autograder-{exercise}.zip"
+    result = subprocess.run([sys.executable, "-m", "specdec.grade", "gradescope", "--exercise", exercise, "--seed",
                              str(SEED), "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr
     assert str(SEED) not in result.stdout and gradebook.seed_fingerprint(SEED) in result.stdout
     return out
 
 
-def run(autograder, tmp_path, files, with_bwrap):
+@pytest.fixture(scope="module")
+def autograder(tmp_path_factory):
+    return build(tmp_path_factory, "ex01")
+
+
+def run(autograder, tmp_path, files, with_bwrap, expect_failure=False, drop=()):
     """results.json after run_autograder graded `files` ({name: text, or a function of the submission folder that
-    makes the entry}) in a fresh /autograder."""
+    makes the entry}) in a fresh /autograder (less the kit's files `drop`), with "_stdout": what it printed."""
     home = tmp_path / "autograder"
     for d in ("source", "submission", "results"):
         (home / d).mkdir(parents=True)
@@ -48,6 +56,8 @@ def run(autograder, tmp_path, files, with_bwrap):
     for info in zipfile.ZipFile(autograder).infolist():   # extractall drops the modes the zip carries
         os.chmod(home / "source" / info.filename, (info.external_attr >> 16) & 0o777 or 0o644)
     shutil.copy(home / "source" / "run_autograder", home / "run_autograder")
+    for name in drop:
+        os.unlink(home / "source" / name)
     for name, text in files.items():
         if callable(text):
             text(home / "submission" / name)
@@ -61,16 +71,39 @@ def run(autograder, tmp_path, files, with_bwrap):
         for i in range(len(parts)):
             argv += ["--perms", "0755", "--dir", "/root/" + "/".join(parts[:i + 1])]
         argv += ["--ro-bind", sys.base_prefix, sys.base_prefix]
-    argv += ["--bind", str(home), "/autograder", "--setenv", "PATH", f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"]
+    argv += ["--bind", str(home), "/autograder", "--setenv", "PATH", f"{_bare_python(tmp_path)}:/usr/bin:/bin"]
     if not with_bwrap:
         argv += ["--ro-bind", "/dev/null", shutil.which("bwrap")]
     result = subprocess.run(argv + ["/autograder/run_autograder"], capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr
     document = json.loads((home / "results" / "results.json").read_text())
     jsonschema.validate(document, RESULTS_SCHEMA)
+    failed = "autograder_error" in document.get("extra_data", {})
+    assert failed == ("AUTOGRADER ERROR" in result.stdout), result.stdout
+    if not expect_failure:
+        assert not failed, result.stdout
     text = json.dumps(document)
     assert str(SEED) not in text and "/autograder/source" not in text
+    document["_stdout"] = result.stdout   # what Gradescope shows the instructor, beside results.json
     return document
+
+
+def _bare_python(tmp_path):
+    """A folder holding `python3`: a virtual environment of this interpreter without the course, whose one .pth file
+    puts this environment's site-packages folder on its path (NumPy, IPython, tqdm: what setup.sh installs) but
+    not the checkout (its editable install is a .pth file of that folder, which Python reads only in a folder it
+    makes a site directory: so no process of the autograder, the grading process it starts included, can import
+    the checkout's grader)."""
+    import sysconfig
+    import venv
+    folder = tmp_path.parent / "bare-python"
+    if not (folder / "bin" / "python3").exists():
+        venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
+        site = subprocess.run([str(folder / "bin" / "python3"), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                               "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()
+        with open(os.path.join(site, "course-dependencies.pth"), "w") as f:
+            f.write(sysconfig.get_paths()["purelib"] + "\n")
+    return folder / "bin"
 
 
 def test_the_zip_has_setup_and_run_autograder_at_its_root(autograder):
@@ -165,4 +198,34 @@ def test_a_failure_of_the_autograder_itself_is_told_to_the_instructor_as_well(tm
     results = json.load(open(tmp_path / "results" / "results.json"))
     assert results["score"] == 0 and "autograder itself failed (RuntimeError)" in results["output"]
     assert "no key 'exercise'" not in results["output"]
-    assert "RuntimeError: config.json has no key 'exercise'" in capsys.readouterr().err
+    assert "no key 'exercise'" in results["extra_data"]["autograder_error"]
+    assert "RuntimeError: config.json has no key 'exercise'" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("exercise", ["ex04", "ex06"])
+def test_each_exercises_zip_grades_alone(tmp_path_factory, tmp_path, exercise):
+    """The zips of the statistically graded exercises, unpacked alone: the course's solution gets full marks and a
+    catalogued mistake its diagnosis, in both isolations."""
+    from grader.registry import FOLDERS, ROOT as KIT
+    zipped = build(tmp_path_factory, exercise)
+    solution = open(os.path.join(KIT, "exercises", FOLDERS[exercise], "solution.py"), encoding="utf-8").read()
+    wrong = sorted(f for f in os.listdir(os.path.join(SUBS, exercise)) if f.startswith("wrong_"))[0]
+    for with_bwrap in (True, False):
+        right = run(zipped, tmp_path / f"right-{with_bwrap}", {f"{exercise}.py": solution}, with_bwrap)
+        assert right["score"] == 100 and all(t["status"] == "passed" for t in right["tests"]), right["output"]
+        bad = run(zipped, tmp_path / f"wrong-{with_bwrap}",
+                  {f"{exercise}.py": open(os.path.join(SUBS, exercise, wrong), encoding="utf-8").read()}, with_bwrap)
+        assert bad["score"] < 100
+
+
+def test_a_zip_missing_a_module_says_so_to_the_instructor_and_nothing_false_to_the_student(autograder, tmp_path):
+    """A kit that cannot grade (here: one module of the engine taken out of the unpacked zip) answers every upload
+    with a results.json that the student reads as the autograder's failure, not theirs, and the instructor finds
+    the error where Gradescope shows it to them: the autograder's output and results.json's extra_data."""
+    good = open(os.path.join(SUBS, "ex01", "good_plain.py"), encoding="utf-8").read()
+    broken = run(autograder, tmp_path, {"ex01.py": good}, True, expect_failure=True, drop=["grader/inprocess.py"])
+    assert broken["score"] == 0 and "autograder itself failed (ModuleNotFoundError)" in broken["output"]
+    assert "not your code" in broken["output"] and "autograder output" in broken["output"]
+    assert "grader.inprocess" in broken["extra_data"]["autograder_error"]
+    assert "grader.inprocess" in broken["_stdout"] and "Traceback" in broken["_stdout"]
+    assert "grader.inprocess" not in broken["output"] and "/autograder/source" not in broken["output"]
